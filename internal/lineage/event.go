@@ -1,0 +1,121 @@
+package lineage
+
+import "time"
+
+// EventKind says which OpenLineage event shape a record carried.
+type EventKind uint8
+
+const (
+	// KindRun is an OpenLineage RunEvent: lineage observed while a job ran.
+	KindRun EventKind = iota + 1
+	// KindDataset is an OpenLineage DatasetEvent: static metadata, no run.
+	KindDataset
+	// KindJob is an OpenLineage JobEvent: design-time lineage, no run.
+	KindJob
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case KindRun:
+		return "RunEvent"
+	case KindDataset:
+		return "DatasetEvent"
+	case KindJob:
+		return "JobEvent"
+	}
+	return "UnknownEvent"
+}
+
+// EventType is the OpenLineage run state transition. The spec makes it
+// optional: [TypeUnspecified] is a valid value.
+type EventType string
+
+const (
+	TypeUnspecified EventType = ""
+	TypeStart       EventType = "START"
+	TypeRunning     EventType = "RUNNING"
+	TypeComplete    EventType = "COMPLETE"
+	TypeAbort       EventType = "ABORT"
+	TypeFail        EventType = "FAIL"
+	TypeOther       EventType = "OTHER"
+)
+
+// Terminal reports whether t ends a run.
+func (t EventType) Terminal() bool {
+	return t == TypeComplete || t == TypeAbort || t == TypeFail
+}
+
+// Dataset names a dataset. Namespace and Name may hold any Unicode,
+// including '/', ':', '|' and quotes.
+type Dataset struct {
+	Namespace string
+	Name      string
+}
+
+// Job names a job.
+type Job struct {
+	Namespace string
+	Name      string
+}
+
+// ParentRun is the OpenLineage parent run facet: the run that started this
+// one (a Spark application for a Spark SQL execution, an Airflow task...).
+type ParentRun struct {
+	RunID string
+	Job   Job
+}
+
+// ColumnLineage is the columnLineage facet of one output dataset, kept
+// verbatim (raw JSON) for later use; nothing in the pipeline interprets it yet.
+type ColumnLineage struct {
+	Output Dataset
+	Raw    []byte
+}
+
+// Event is one decoded lineage event, whatever format it arrived in.
+//
+// For KindRun, RunID and Job are set. For KindJob, Job is set and RunID is
+// empty. For KindDataset, Datasets holds the dataset(s) described and Job is
+// the zero value.
+type Event struct {
+	Kind      EventKind
+	Type      EventType
+	Time      time.Time // eventTime, as sent by the producer (UTC)
+	RunID     string
+	Job       Job
+	Parent    *ParentRun
+	Inputs    []Dataset
+	Outputs   []Dataset
+	Datasets  []Dataset // KindDataset only
+	Columns   []ColumnLineage
+	Producer  string
+	SchemaURL string
+}
+
+// RootJob is the job whose name keys the event's records on Kinesis, the
+// way the OpenLineage Kinesis transport does: the parent's job when the
+// parent run facet is present, the event's own job otherwise.
+func (e *Event) RootJob() Job {
+	if e.Parent != nil && e.Parent.Job.Name != "" {
+		return e.Parent.Job
+	}
+	return e.Job
+}
+
+// PartitionKey is the Kinesis partition key the OpenLineage Kinesis
+// transport gives this event: run:<ns>/<name> of the root job for run
+// events, job:<ns>/<name> for job events, dataset:<ns>/<name> for dataset
+// events.
+func (e *Event) PartitionKey() string {
+	switch e.Kind {
+	case KindDataset:
+		if len(e.Datasets) > 0 {
+			return "dataset:" + e.Datasets[0].Namespace + "/" + e.Datasets[0].Name
+		}
+		return "dataset:"
+	case KindJob:
+		return "job:" + e.Job.Namespace + "/" + e.Job.Name
+	}
+	j := e.RootJob()
+	return "run:" + j.Namespace + "/" + j.Name
+}

@@ -1,0 +1,49 @@
+package lineage
+
+// Vertex labels and edge labels of the graph model (Neptune-compatible).
+const (
+	LabelDataset = "Dataset"
+	LabelJob     = "Job"
+
+	// EdgeInputTo is Dataset -[INPUT_TO]-> Job.
+	EdgeInputTo = "INPUT_TO"
+	// EdgeOutputs is Job -[OUTPUTS]-> Dataset.
+	EdgeOutputs = "OUTPUTS"
+	// EdgeDerives is the collapsed origin->destination edge Dataset -[DERIVES]-> Dataset.
+	EdgeDerives = "DERIVES"
+)
+
+// Vertex is one graph vertex. Its ID is a pure, injective function of
+// (Label, Namespace, Name): see [DatasetID] and [JobID].
+type Vertex struct {
+	ID        string
+	Label     string
+	Namespace string
+	Name      string
+}
+
+// Edge is one graph edge with the properties that the sink merges by
+// commutative rules: FirstSeen = min, LastSeen = max, LastRunID follows the
+// maximum LastSeen (ties broken by the larger run id). Times are Unix
+// milliseconds of producer event times, never of processing time.
+type Edge struct {
+	ID        string
+	Label     string
+	OutV      string
+	InV       string
+	FirstSeen int64
+	LastSeen  int64
+	LastRunID string
+}
+
+// Merge folds o into e by the commutative, idempotent rules above. e and o
+// must have the same ID.
+func (e *Edge) Merge(o Edge) {
+	if o.FirstSeen < e.FirstSeen {
+		e.FirstSeen = o.FirstSeen
+	}
+	if o.LastSeen > e.LastSeen || (o.LastSeen == e.LastSeen && o.LastRunID > e.LastRunID) {
+		e.LastSeen = o.LastSeen
+		e.LastRunID = o.LastRunID
+	}
+}
