@@ -1,0 +1,105 @@
+// Package testenv finds the local AWS and Neptune stand-ins for tests.
+//
+// Endpoints come from the environment (LINEAGEFLOW_KINESIS_ENDPOINT,
+// LINEAGEFLOW_DYNAMODB_ENDPOINT, LINEAGEFLOW_GREMLIN_ENDPOINT) or, when those
+// are unset, from the env file that scripts/standins-start.sh writes
+// ($STANDIN_DIR/env, default <repo>/.standins/env). When a stand-in is not
+// found the test is skipped, unless LINEAGEFLOW_REQUIRE_STANDINS=1 (as
+// .ci/run sets it), in which case it fails.
+package testenv
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Region and static credentials the stand-ins accept.
+const (
+	Region          = "us-east-1"
+	AccessKeyID     = "local"
+	SecretAccessKey = "local"
+)
+
+var (
+	loadOnce sync.Once
+	fileEnv  map[string]string
+)
+
+// Kinesis returns the kinesalite endpoint (http://127.0.0.1:port).
+func Kinesis(t testing.TB) string { return need(t, "LINEAGEFLOW_KINESIS_ENDPOINT", "kinesalite") }
+
+// DynamoDB returns the dynalite endpoint (http://127.0.0.1:port).
+func DynamoDB(t testing.TB) string { return need(t, "LINEAGEFLOW_DYNAMODB_ENDPOINT", "dynalite") }
+
+// Gremlin returns the Gremlin Server endpoint (ws://127.0.0.1:port/gremlin).
+func Gremlin(t testing.TB) string { return need(t, "LINEAGEFLOW_GREMLIN_ENDPOINT", "Gremlin Server") }
+
+// Lookup returns the value of an endpoint variable from the environment or
+// the stand-ins' env file.
+func Lookup(key string) (string, bool) {
+	if v := os.Getenv(key); v != "" {
+		return v, true
+	}
+	loadOnce.Do(load)
+	v, ok := fileEnv[key]
+	return v, ok && v != ""
+}
+
+func need(t testing.TB, key, what string) string {
+	t.Helper()
+	if v, ok := Lookup(key); ok {
+		return v
+	}
+	msg := what + " not running: start the stand-ins with scripts/standins-start.sh (or set " + key + ")"
+	if os.Getenv("LINEAGEFLOW_REQUIRE_STANDINS") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// EnvFile returns the path of the stand-ins' env file.
+func EnvFile() string {
+	dir := os.Getenv("STANDIN_DIR")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(), ".standins")
+	}
+	return filepath.Join(dir, "env")
+}
+
+// RepoRoot returns the directory holding go.mod, found upwards from the
+// working directory.
+func RepoRoot() string {
+	dir, _ := os.Getwd()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
+
+func load() {
+	fileEnv = map[string]string{}
+	f, err := os.Open(EnvFile())
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		line := strings.TrimSpace(s.Text())
+		line = strings.TrimPrefix(line, "export ")
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fileEnv[k] = strings.Trim(v, `"'`)
+	}
+}
