@@ -1,0 +1,63 @@
+# lineageflow: see README.md. Every target runs on a fresh machine with Go,
+# Node 20/npm and Java 17/Maven; the stand-ins are installed by the scripts.
+GO              ?= go
+BIN             := $(CURDIR)/bin
+GOLANGCI_VERSION := v2.15.0
+GOLANGCI        := $(BIN)/golangci-lint
+# Packages with goroutines of their own: always tested with the race detector.
+RACE_PKGS       := ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./internal/gremlinproxy/...
+
+.PHONY: all build test test-unit test-race lint fmt fmt-check vet tidy-check bench demo e2e standins-up standins-down clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/lineageflow ./cmd/lineageflow
+
+## test: everything CI runs: format, vet, lint, unit + race + integration tests
+## on freshly started stand-ins (own ports, stopped at the end), short fault matrix.
+test:
+	bash scripts/test.sh
+
+test-unit:
+	$(GO) test -short ./...
+
+test-race:
+	$(GO) test -race -short $(RACE_PKGS)
+
+$(GOLANGCI):
+	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
+
+lint: $(GOLANGCI)
+	$(GOLANGCI) run ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
+
+## demo: the main job on local stand-ins: replay testdata/ through the whole pipeline.
+demo:
+	bash scripts/demo.sh
+
+e2e:
+	bash scripts/e2e.sh
+
+standins-up:
+	bash scripts/standins-start.sh
+
+standins-down:
+	bash scripts/standins-stop.sh
+
+clean:
+	rm -rf $(BIN)

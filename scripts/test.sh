@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `make test`: the whole test suite, as CI runs it. Starts its own stand-ins
+# (own directory and ports, so a demo or a dev instance can keep running),
+# and stops exactly those at the end, whatever happens.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+export STANDIN_DIR="${TEST_STANDIN_DIR:-$ROOT/.standins/test}"
+export STANDIN_KINESIS_PORT="${TEST_KINESIS_PORT:-14567}"
+export STANDIN_DYNAMODB_PORT="${TEST_DYNAMODB_PORT:-14568}"
+export STANDIN_GREMLIN_PORT="${TEST_GREMLIN_PORT:-18182}"
+export LINEAGEFLOW_REQUIRE_STANDINS=1
+# The tests read the endpoints from $STANDIN_DIR/env, not from the shell.
+unset LINEAGEFLOW_KINESIS_ENDPOINT LINEAGEFLOW_DYNAMODB_ENDPOINT LINEAGEFLOW_GREMLIN_ENDPOINT
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "format, vet, lint"
+make -s fmt-check
+go vet ./...
+if [ -x bin/golangci-lint ]; then bin/golangci-lint run ./...; else make -s lint; fi
+
+step "start stand-ins ($STANDIN_DIR)"
+stop_standins() { bash scripts/standins-stop.sh || true; }
+trap stop_standins EXIT
+bash scripts/standins-start.sh
+
+step "race detector on the concurrent packages (short mode)"
+go test -race -short -count=1 $(go list ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./internal/gremlinproxy/... 2>/dev/null)
+
+step "all tests, integration tests on the stand-ins"
+go test -count=1 -timeout 40m ./...
+
+if [ -f scripts/e2e.sh ]; then
+	step "short fault matrix"
+	E2E_SHORT=1 bash scripts/e2e.sh
+fi
