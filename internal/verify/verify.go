@@ -1,0 +1,238 @@
+// Package verify compares a live lineage graph with the graph that the
+// input must give, as computed by the independent reference model
+// (internal/refmodel, not the processor's code path). It reports missing,
+// extra (ghost), duplicate and property-mismatched vertices and edges.
+package verify
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/internal/lineage"
+)
+
+// Expected is the graph the input must give.
+type Expected struct {
+	Vertices map[string]lineage.Vertex
+	Edges    map[string]lineage.Edge
+}
+
+// Report is the difference between the expected and the live graph. Each
+// list holds readable descriptions, sorted, capped at MaxListed entries
+// (the counts are exact).
+type Report struct {
+	ExpectedVertices int `json:"expected_vertices"`
+	ActualVertices   int `json:"actual_vertices"`
+	ExpectedEdges    int `json:"expected_edges"`
+	ActualEdges      int `json:"actual_edges"`
+
+	MissingVertices    Items `json:"missing_vertices"`
+	ExtraVertices      Items `json:"extra_vertices"`
+	MismatchedVertices Items `json:"mismatched_vertices"`
+	MissingEdges       Items `json:"missing_edges"`
+	ExtraEdges         Items `json:"extra_edges"` // ghost lineage: edges no committed run gives
+	DuplicateEdges     Items `json:"duplicate_edges"`
+	MismatchedEdges    Items `json:"mismatched_edges"`
+}
+
+// Items is a counted list of descriptions.
+type Items struct {
+	Count int      `json:"count"`
+	List  []string `json:"list,omitempty"`
+}
+
+// MaxListed caps each list in a Report.
+const MaxListed = 20
+
+func (it *Items) add(s string) {
+	it.Count++
+	if len(it.List) < MaxListed {
+		it.List = append(it.List, s)
+	}
+}
+
+// OK reports whether the live graph is exactly the expected one.
+func (r *Report) OK() bool {
+	return r.MissingVertices.Count+r.ExtraVertices.Count+r.MismatchedVertices.Count+
+		r.MissingEdges.Count+r.ExtraEdges.Count+r.DuplicateEdges.Count+r.MismatchedEdges.Count == 0
+}
+
+// Line is the one-line summary: counts of every kind of difference.
+func (r *Report) Line() string {
+	res := "PASS"
+	if !r.OK() {
+		res = "FAIL"
+	}
+	return fmt.Sprintf("expected_vertices=%d actual_vertices=%d expected_edges=%d actual_edges=%d missing=%d extra=%d duplicate=%d mismatched=%d result=%s",
+		r.ExpectedVertices, r.ActualVertices, r.ExpectedEdges, r.ActualEdges,
+		r.MissingVertices.Count+r.MissingEdges.Count, r.ExtraVertices.Count+r.ExtraEdges.Count,
+		r.DuplicateEdges.Count, r.MismatchedVertices.Count+r.MismatchedEdges.Count, res)
+}
+
+// String is Line followed by the listed differences.
+func (r *Report) String() string {
+	var b strings.Builder
+	b.WriteString(r.Line())
+	b.WriteByte('\n')
+	for _, s := range []struct {
+		name string
+		it   Items
+	}{
+		{"missing vertex", r.MissingVertices}, {"extra vertex", r.ExtraVertices},
+		{"mismatched vertex", r.MismatchedVertices}, {"missing edge", r.MissingEdges},
+		{"extra (ghost) edge", r.ExtraEdges}, {"duplicate edge", r.DuplicateEdges},
+		{"mismatched edge", r.MismatchedEdges},
+	} {
+		for _, d := range s.it.List {
+			fmt.Fprintf(&b, "  %s: %s\n", s.name, d)
+		}
+		if s.it.Count > len(s.it.List) {
+			fmt.Fprintf(&b, "  ... %d more %s\n", s.it.Count-len(s.it.List), s.name)
+		}
+	}
+	return b.String()
+}
+
+// Compare checks got against want. Edges are matched by (out, label, in),
+// not by id, so that an edge written twice under two ids shows as a
+// duplicate.
+func Compare(want Expected, got *graphread.Snapshot) *Report {
+	r := &Report{
+		ExpectedVertices: len(want.Vertices), ActualVertices: len(got.Vertices),
+		ExpectedEdges: len(want.Edges), ActualEdges: len(got.Edges),
+	}
+	seenV := map[string]bool{}
+	for _, v := range got.Vertices {
+		seenV[v.ID] = true
+		w, ok := want.Vertices[v.ID]
+		if !ok {
+			r.ExtraVertices.add(fmt.Sprintf("%s %q", v.Label, v.ID))
+			continue
+		}
+		if d := vertexDiff(w, v); d != "" {
+			r.MismatchedVertices.add(fmt.Sprintf("%q: %s", v.ID, d))
+		}
+	}
+	for _, id := range sortedKeys(want.Vertices) {
+		if !seenV[id] {
+			r.MissingVertices.add(fmt.Sprintf("%s %q", want.Vertices[id].Label, id))
+		}
+	}
+
+	type key struct{ label, out, in string }
+	wantByKey := make(map[key]lineage.Edge, len(want.Edges))
+	for _, e := range want.Edges {
+		wantByKey[key{e.Label, e.OutV, e.InV}] = e
+	}
+	gotByKey := map[key][]graphread.Edge{}
+	for _, e := range got.Edges {
+		k := key{e.Label, e.OutV, e.InV}
+		gotByKey[k] = append(gotByKey[k], e)
+	}
+	keys := make([]key, 0, len(gotByKey))
+	for k := range gotByKey {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.out != b.out {
+			return a.out < b.out
+		}
+		if a.label != b.label {
+			return a.label < b.label
+		}
+		return a.in < b.in
+	})
+	for _, k := range keys {
+		es := gotByKey[k]
+		desc := fmt.Sprintf("%q -[%s]-> %q", k.out, k.label, k.in)
+		if len(es) > 1 {
+			r.DuplicateEdges.add(fmt.Sprintf("%s x%d", desc, len(es)))
+		}
+		w, ok := wantByKey[k]
+		if !ok {
+			r.ExtraEdges.add(desc)
+			continue
+		}
+		for _, e := range es {
+			if d := edgeDiff(w, e); d != "" {
+				r.MismatchedEdges.add(desc + ": " + d)
+			}
+		}
+	}
+	wantKeys := make([]key, 0, len(wantByKey))
+	for k := range wantByKey {
+		if _, ok := gotByKey[k]; !ok {
+			wantKeys = append(wantKeys, k)
+		}
+	}
+	sort.Slice(wantKeys, func(i, j int) bool { return wantKeys[i].out+wantKeys[i].label+wantKeys[i].in < wantKeys[j].out+wantKeys[j].label+wantKeys[j].in })
+	for _, k := range wantKeys {
+		r.MissingEdges.add(fmt.Sprintf("%q -[%s]-> %q", k.out, k.label, k.in))
+	}
+	return r
+}
+
+func vertexDiff(w lineage.Vertex, v graphread.Vertex) string {
+	var diffs []string
+	if w.Label != v.Label {
+		diffs = append(diffs, fmt.Sprintf("label %q, want %q", v.Label, w.Label))
+	}
+	for _, p := range []struct{ name, want string }{{"namespace", w.Namespace}, {"name", w.Name}} {
+		vals := v.Props[p.name]
+		switch {
+		case len(vals) == 0:
+			diffs = append(diffs, fmt.Sprintf("%s missing, want %q", p.name, p.want))
+		case len(vals) > 1:
+			diffs = append(diffs, fmt.Sprintf("%s has %d values (single cardinality broken)", p.name, len(vals)))
+		case fmt.Sprint(vals[0]) != p.want:
+			diffs = append(diffs, fmt.Sprintf("%s %q, want %q", p.name, fmt.Sprint(vals[0]), p.want))
+		}
+	}
+	return strings.Join(diffs, "; ")
+}
+
+func edgeDiff(w lineage.Edge, e graphread.Edge) string {
+	var diffs []string
+	if e.ID != w.ID {
+		diffs = append(diffs, fmt.Sprintf("id %q, want %q", e.ID, w.ID))
+	}
+	for _, p := range []struct {
+		name string
+		want int64
+	}{{"firstSeen", w.FirstSeen}, {"lastSeen", w.LastSeen}} {
+		got, ok := asInt64(e.Props[p.name])
+		if !ok || got != p.want {
+			diffs = append(diffs, fmt.Sprintf("%s %v, want %d", p.name, e.Props[p.name], p.want))
+		}
+	}
+	if got := fmt.Sprint(e.Props["lastRunId"]); got != w.LastRunID && !(w.LastRunID == "" && e.Props["lastRunId"] == nil) {
+		diffs = append(diffs, fmt.Sprintf("lastRunId %q, want %q", got, w.LastRunID))
+	}
+	return strings.Join(diffs, "; ")
+}
+
+func asInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int32:
+		return int64(n), true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), float64(int64(n)) == n
+	}
+	return 0, false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
