@@ -70,3 +70,12 @@ func TestCompare(t *testing.T) {
 		})
 	}
 }
+
+func TestSummary(t *testing.T) {
+	_, snap := expected()
+	got := Summary(snap)
+	want := "graph: 2 vertices (Dataset=2), 1 edges (DERIVES=1)\nlongest lineage path (1 hops): s3://raw/a -> s3://raw/b\n"
+	if got != want {
+		t.Fatalf("Summary =\n%s\nwant\n%s", got, want)
+	}
+}
