@@ -1,0 +1,134 @@
+package window
+
+import (
+	"github.com/lineageflow/lineageflow/internal/lineage"
+)
+
+// Kind says whether an [Entry] is an edge or a vertex.
+type Kind uint8
+
+const (
+	KindEdge   Kind = 'E'
+	KindVertex Kind = 'V'
+)
+
+// Key identifies one entry of one window. For an edge, Label is the edge
+// label and Out/In the endpoint vertex ids; for a vertex, Label is the
+// vertex label, Out its id and In empty.
+type Key struct {
+	Bucket int64
+	Kind   Kind
+	Label  string
+	Out    string
+	In     string
+}
+
+// Props are the mergeable properties of an entry: for an edge the
+// [lineage.Edge] properties, for a vertex its namespace and name.
+type Props struct {
+	First, Last int64
+	RunID       string
+	Namespace   string
+	Name        string
+}
+
+// merge folds o into p with [lineage.Edge.Merge] rules (vertices: the
+// values are pure functions of the id, keep p).
+func (p *Props) merge(k Kind, o Props) {
+	if k != KindEdge {
+		return
+	}
+	if o.First < p.First {
+		p.First = o.First
+	}
+	if o.Last > p.Last || (o.Last == p.Last && o.RunID > p.RunID) {
+		p.Last, p.RunID = o.Last, o.RunID
+	}
+}
+
+// Table holds the deltas collected since the last barrier, one per
+// (window, key), already collapsed. Its size is bounded by the caller: the
+// processor forces a barrier when [Table.Len] exceeds its cap. Not safe
+// for concurrent use.
+type Table struct {
+	m map[Key]Props
+}
+
+// NewTable returns an empty table.
+func NewTable() *Table { return &Table{m: make(map[Key]Props)} }
+
+// Len returns the number of distinct (window, key) entries.
+func (t *Table) Len() int { return len(t.m) }
+
+// AddEdge folds one edge contribution into the window starting at bucket.
+func (t *Table) AddEdge(bucket int64, label, out, in string, first, last int64, runID string) {
+	k := Key{Bucket: bucket, Kind: KindEdge, Label: label, Out: out, In: in}
+	p := Props{First: first, Last: last, RunID: runID}
+	if cur, ok := t.m[k]; ok {
+		cur.merge(KindEdge, p)
+		p = cur
+	}
+	t.m[k] = p
+}
+
+// AddVertex records vertex v in the window starting at bucket.
+func (t *Table) AddVertex(bucket int64, v lineage.Vertex) {
+	k := Key{Bucket: bucket, Kind: KindVertex, Label: v.Label, Out: v.ID}
+	if _, ok := t.m[k]; ok {
+		return
+	}
+	t.m[k] = Props{Namespace: v.Namespace, Name: v.Name}
+}
+
+// Range calls fn for every entry, in no particular order.
+func (t *Table) Range(fn func(k Key, p Props)) {
+	for k, p := range t.m {
+		fn(k, p)
+	}
+}
+
+// Reset empties the table, keeping its allocation when small.
+func (t *Table) Reset() {
+	if len(t.m) > 1<<16 {
+		t.m = make(map[Key]Props)
+		return
+	}
+	clear(t.m)
+}
+
+// Entry is a decoded window value: the key without its bucket, and props.
+type Entry struct {
+	Kind  Kind
+	Label string
+	Out   string
+	In    string
+	Props
+}
+
+// Merge folds o into e (same key).
+func (e *Entry) Merge(o Entry) { e.Props.merge(e.Kind, o.Props) }
+
+// Edge returns the edge of an edge entry, with its id.
+func (e *Entry) Edge() lineage.Edge {
+	return lineage.NewEdge(e.Label, e.Out, e.In, e.First, e.Last, e.RunID)
+}
+
+// Vertex returns the vertex of a vertex entry.
+func (e *Entry) Vertex() lineage.Vertex {
+	return lineage.Vertex{ID: e.Out, Label: e.Label, Namespace: e.Namespace, Name: e.Name}
+}
+
+// EntryOf returns the entry of (k, p).
+func EntryOf(k Key, p Props) Entry {
+	return Entry{Kind: k.Kind, Label: k.Label, Out: k.Out, In: k.In, Props: p}
+}
+
+// StoreKey returns the 32-byte idempotency key of k inside its window:
+// [lineage.WindowKey] for edges, and the same construction with the
+// vertex label prefixed by "V:" for vertices (no edge label starts so).
+func (k Key) StoreKey() [32]byte {
+	if k.Kind == KindVertex {
+		return lineage.WindowKey("V:"+k.Label, k.Out, "", k.Bucket)
+	}
+	return lineage.WindowKey(k.Label, k.Out, k.In, k.Bucket)
+}
