@@ -1,0 +1,101 @@
+package checkpoint
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/sink"
+)
+
+func TestCompareSeq(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"9", "10", -1},
+		{"49590338271490256608559692538361571095921575989136588898", "49590338271490256608559692538361571095921575989136588899", -1},
+		{"100", "099", 1}, // length first
+		{"", "0", -1},
+		{"123", "123", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.a+"_"+tt.b, func(t *testing.T) {
+			if got := CompareSeq(tt.a, tt.b); got != tt.want {
+				t.Fatalf("CompareSeq(%q,%q) = %d, want %d", tt.a, tt.b, got, tt.want)
+			}
+			if got := CompareSeq(tt.b, tt.a); got != -tt.want {
+				t.Fatalf("not antisymmetric")
+			}
+		})
+	}
+	if (Pos{"10", 0}).Compare(Pos{"9", 5}) != 1 || (Pos{"10", 1}).Compare(Pos{"10", 2}) != -1 {
+		t.Fatal("Pos.Compare")
+	}
+}
+
+func TestPinsSafe(t *testing.T) {
+	p := NewPins()
+	if got := p.Safe("100"); got != "100" {
+		t.Fatalf("empty Safe = %q", got)
+	}
+	p.Add("50")
+	p.Add("9") // shorter string, smaller number
+	p.Add("50")
+	if got := p.Safe("100"); got != "9" {
+		t.Fatalf("Safe = %q, want 9", got)
+	}
+	p.Release("9")
+	if got := p.Safe("100"); got != "50" {
+		t.Fatalf("Safe = %q, want 50", got)
+	}
+	p.Release("50")
+	if got := p.Safe("40"); got != "40" {
+		t.Fatalf("durable below pins: Safe = %q, want 40", got)
+	}
+	p.Release("50")
+	if p.Len() != 0 || p.Safe("100") != "100" {
+		t.Fatal("not empty")
+	}
+	p.Add("")
+	if got := p.Safe("100"); got != "" {
+		t.Fatalf("pin before first record: Safe = %q", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("release of unpinned value did not panic")
+		}
+	}()
+	p.Release("7")
+}
+
+func TestCodecsRoundTrip(t *testing.T) {
+	pos := Position{Last: Pos{"123", 4}, Durable: "122", Watermark: -5, WMSet: true, MaxArrival: 77, NextOutbox: 9}
+	got, err := DecodePosition(AppendPosition(nil, &pos))
+	if err != nil || got != pos {
+		t.Fatalf("position %+v -> %+v %v", pos, got, err)
+	}
+	e := OutboxEntry{Pin: "5", Bucket: 10000, Batch: sink.Batch{
+		Vertices: []lineage.Vertex{lineage.DatasetVertex(lineage.Dataset{Namespace: "n", Name: "a"})},
+		Edges:    []lineage.Edge{lineage.NewEdge("DERIVES", "a", "b", 1, 2, "r")},
+	}}
+	b := AppendOutbox(nil, &e)
+	ge, err := DecodeOutbox(b)
+	if err != nil || !reflect.DeepEqual(ge, e) {
+		t.Fatalf("outbox %+v -> %+v %v", e, ge, err)
+	}
+	for i := 0; i < len(b); i++ {
+		if _, err := DecodeOutbox(b[:i]); err == nil {
+			t.Fatalf("truncated outbox at %d decoded", i)
+		}
+	}
+}
+
+func TestPrefixEnd(t *testing.T) {
+	if got := string(PrefixEnd([]byte("s/a/"))); got != "s/a0" {
+		t.Fatalf("PrefixEnd = %q", got)
+	}
+	if got := PrefixEnd([]byte{0xff, 0xff}); got != nil {
+		t.Fatalf("PrefixEnd(ff ff) = %v", got)
+	}
+}

@@ -1,0 +1,117 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+)
+
+// Pebble key layout. One DB per worker process; every key of a shard's
+// state starts with ShardPrefix so a shard is dropped with one DeleteRange.
+//
+//	s/<shard>/pos                       position (last processed record, durable full seq, watermark, next outbox seq)
+//	s/<shard>/w/<bucket:8B BE>/<32B>    collapsed window entry (merge operands, window.Merger)
+//	s/<shard>/b/<bucket:8B BE>          pin of an open window bucket (seq string)
+//	s/<shard>/r/<runId>                 per-run accumulation
+//	s/<shard>/d/<sha256(payload)[:16]>  dedup entry -> arrival ms
+//	s/<shard>/x/<arrival:8B BE><16B>    dedup expiry index
+//	s/<shard>/o/<seq:8B BE>             outbox entry (encoded sink.Batch chunk)
+//	dlq/<shard>/<seqno>/<sub:4B BE>     dead letter (JSON); kept when the shard moves
+//
+// Shard ids are Kinesis shard ids ("shardId-000000000001"): they hold no '/'.
+
+// ShardPrefix returns "s/<shard>/".
+func ShardPrefix(shard string) []byte { return []byte("s/" + shard + "/") }
+
+// PrefixEnd returns the smallest key greater than every key with prefix p.
+func PrefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+func sub(shard, part string) []byte { return []byte("s/" + shard + "/" + part) }
+
+// PosKey is the key of the shard's position.
+func PosKey(shard string) []byte { return sub(shard, "pos") }
+
+// WindowPrefix is the prefix of every window entry of the shard.
+func WindowPrefix(shard string) []byte { return sub(shard, "w/") }
+
+// BucketPrefix is the prefix of the window entries of one bucket.
+func BucketPrefix(shard string, bucket int64) []byte {
+	return binary.BigEndian.AppendUint64(sub(shard, "w/"), uint64(bucket))
+}
+
+// AppendWindowKey appends the key of one window entry to dst.
+func AppendWindowKey(dst []byte, shard string, bucket int64, key *[32]byte) []byte {
+	dst = append(dst, "s/"...)
+	dst = append(dst, shard...)
+	dst = append(dst, "/w/"...)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(bucket))
+	return append(dst, key[:]...)
+}
+
+// BucketFromWindowKey returns the bucket of a window entry key.
+func BucketFromWindowKey(shard string, k []byte) int64 {
+	n := len("s/") + len(shard) + len("/w/")
+	return int64(binary.BigEndian.Uint64(k[n : n+8]))
+}
+
+// BucketMetaPrefix is the prefix of bucket pins.
+func BucketMetaPrefix(shard string) []byte { return sub(shard, "b/") }
+
+// BucketMetaKey is the key of one bucket's pin.
+func BucketMetaKey(shard string, bucket int64) []byte {
+	return binary.BigEndian.AppendUint64(sub(shard, "b/"), uint64(bucket))
+}
+
+// RunPrefix is the prefix of run states.
+func RunPrefix(shard string) []byte { return sub(shard, "r/") }
+
+// RunKey is the key of one run's state.
+func RunKey(shard, runID string) []byte { return sub(shard, "r/"+runID) }
+
+// DedupPrefix is the prefix of dedup entries.
+func DedupPrefix(shard string) []byte { return sub(shard, "d/") }
+
+// DedupKey is the key of one dedup entry.
+func DedupKey(shard string, h [16]byte) []byte { return append(sub(shard, "d/"), h[:]...) }
+
+// ExpiryPrefix is the prefix of the dedup expiry index.
+func ExpiryPrefix(shard string) []byte { return sub(shard, "x/") }
+
+// ExpiryKey is the key of one dedup expiry index entry.
+func ExpiryKey(shard string, arrival int64, h [16]byte) []byte {
+	return append(binary.BigEndian.AppendUint64(sub(shard, "x/"), uint64(arrival)), h[:]...)
+}
+
+// ExpiryBound is the first expiry key at or after arrival.
+func ExpiryBound(shard string, arrival int64) []byte {
+	return binary.BigEndian.AppendUint64(sub(shard, "x/"), uint64(arrival))
+}
+
+// OutboxPrefix is the prefix of outbox entries.
+func OutboxPrefix(shard string) []byte { return sub(shard, "o/") }
+
+// OutboxKey is the key of outbox entry seq.
+func OutboxKey(shard string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(sub(shard, "o/"), seq)
+}
+
+// OutboxSeq returns the sequence of an outbox key.
+func OutboxSeq(shard string, k []byte) uint64 {
+	return binary.BigEndian.Uint64(k[len(OutboxPrefix(shard)):])
+}
+
+// DLQPrefix is the prefix of every dead letter (all shards).
+var DLQPrefix = []byte("dlq/")
+
+// DLQKey is the key of the dead letter of record (seq, sub) of shard.
+func DLQKey(shard, seq string, sub uint32) []byte {
+	k := []byte("dlq/" + shard + "/" + seq + "/")
+	return binary.BigEndian.AppendUint32(k, sub)
+}
