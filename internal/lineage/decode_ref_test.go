@@ -1,0 +1,386 @@
+package lineage
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// refDecode is the reference decoder: the straightforward way to write the
+// decoder on top of encoding/json (objects as map[string]json.RawMessage,
+// so duplicate keys resolve last-wins and keys match exactly). The fast
+// Decoder must agree with it on every input; see
+// FuzzDecodeAgreesWithEncodingJSON. It shares only the error constructors
+// (the wording) with the fast decoder.
+func refDecode(data []byte, maxBytes int) (Event, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if len(data) > maxBytes {
+		return Event{}, &DecodeError{Reason: ReasonOversized, Msg: fmt.Sprintf("record is %d bytes, over the %d-byte limit", len(data), maxBytes)}
+	}
+	if !json.Valid(data) {
+		return Event{}, &DecodeError{Reason: ReasonNotJSON, Msg: "not valid JSON"}
+	}
+	var m refObj
+	if err := json.Unmarshal(data, &m); err != nil || m == nil {
+		return Event{}, &DecodeError{Reason: ReasonUnknownFormat,
+			Msg: fmt.Sprintf("top-level JSON value is %s, not an object", article(bytes.TrimLeft(data, " \t\r\n")[0]))}
+	}
+	if m.has("v") {
+		return refCompact(m)
+	}
+	return refOpenLineage(m)
+}
+
+type refObj map[string]json.RawMessage
+
+// has reports whether key is present and not null.
+func (m refObj) has(key string) bool {
+	raw, ok := m[key]
+	return ok && string(raw) != "null"
+}
+
+// typ returns the first byte of the value of key, 0 when absent or null.
+func (m refObj) typ(key string) byte {
+	if !m.has(key) {
+		return 0
+	}
+	return m[key][0]
+}
+
+func (m refObj) obj(key string) refObj {
+	var o refObj
+	if m.typ(key) == '{' {
+		if err := json.Unmarshal(m[key], &o); err != nil {
+			panic(err)
+		}
+	}
+	return o
+}
+
+func (m refObj) rawString(key string) string {
+	var s string
+	if err := json.Unmarshal(m[key], &s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func (m refObj) need(key, path string) (string, error) {
+	switch c := m.typ(key); c {
+	case 0:
+		return "", errMissing(path)
+	case '"':
+		s := m.rawString(key)
+		if s == "" {
+			return "", errEmpty(path)
+		}
+		return s, nil
+	default:
+		return "", errType(path, "a string", c)
+	}
+}
+
+func (m refObj) opt(key, path string) (string, error) {
+	switch c := m.typ(key); c {
+	case 0:
+		return "", nil
+	case '"':
+		return m.rawString(key), nil
+	default:
+		return "", errType(path, "a string", c)
+	}
+}
+
+func (m refObj) eventType(key string) (EventType, error) {
+	s, err := m.opt(key, key)
+	if err != nil || !m.has(key) {
+		return "", err
+	}
+	for _, t := range []EventType{"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"} {
+		if s == string(t) {
+			return t, nil
+		}
+	}
+	return "", errEventType(key, s)
+}
+
+func (m refObj) time(key string) (time.Time, error) {
+	s, err := m.need(key, key)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var t time.Time
+	if err := json.Unmarshal([]byte(strconv.Quote(s)), &t); err != nil {
+		return time.Time{}, errTime(key, s)
+	}
+	return t.UTC(), nil
+}
+
+// named decodes the required object at key with namespace field nsKey and
+// name.
+func (m refObj) named(key, path, nsKey string) (Dataset, error) {
+	switch c := m.typ(key); c {
+	case 0:
+		return Dataset{}, errMissing(path)
+	case '{':
+	default:
+		return Dataset{}, errType(path, "an object", c)
+	}
+	o := m.obj(key)
+	ns, err := o.need(nsKey, path+"."+nsKey)
+	if err != nil {
+		return Dataset{}, err
+	}
+	name, err := o.need("name", path+".name")
+	if err != nil {
+		return Dataset{}, err
+	}
+	return Dataset{Namespace: ns, Name: name}, nil
+}
+
+// list decodes the optional dataset array at key; cols collects the
+// columnLineage facets.
+func (m refObj) list(key, nsKey string, cols bool) ([]Dataset, []ColumnLineage, error) {
+	switch c := m.typ(key); c {
+	case 0:
+		return nil, nil, nil
+	case '[':
+	default:
+		return nil, nil, errType(key, "an array", c)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(m[key], &elems); err != nil {
+		panic(err)
+	}
+	var out []Dataset
+	var cl []ColumnLineage
+	for i, raw := range elems {
+		path := key + "[" + strconv.Itoa(i) + "]"
+		wrap := refObj{"e": raw}
+		ds, err := wrap.named("e", path, nsKey)
+		if err != nil {
+			if wrap.typ("e") == 0 { // a null element is not an absent one
+				err = errType(path, "an object", 'n')
+			}
+			return nil, nil, err
+		}
+		if cols {
+			e := wrap.obj("e")
+			switch c := e.typ("facets"); c {
+			case 0, '{':
+			default:
+				return nil, nil, errType(path+".facets", "an object", c)
+			}
+			f := e.obj("facets")
+			switch c := f.typ("columnLineage"); c {
+			case 0:
+			case '{':
+				cl = append(cl, ColumnLineage{Output: ds, Raw: []byte(f["columnLineage"])})
+			default:
+				return nil, nil, errType(path+".facets.columnLineage", "an object", c)
+			}
+		}
+		out = append(out, ds)
+	}
+	return out, cl, nil
+}
+
+func refOpenLineage(m refObj) (Event, error) {
+	var ev Event
+	switch {
+	case m.has("run") || m.has("eventType"):
+		ev.Kind = KindRun
+	case m.has("dataset"):
+		ev.Kind = KindDataset
+	case m.has("job"):
+		ev.Kind = KindJob
+	default:
+		return Event{}, errUnknownFormat()
+	}
+	var err error
+	if ev.Kind == KindRun {
+		if ev.Type, err = m.eventType("eventType"); err != nil {
+			return Event{}, err
+		}
+	}
+	if ev.Time, err = m.time("eventTime"); err != nil {
+		return Event{}, err
+	}
+	if ev.Kind == KindRun {
+		switch c := m.typ("run"); c {
+		case 0:
+			return Event{}, errMissing("run")
+		case '{':
+		default:
+			return Event{}, errType("run", "an object", c)
+		}
+		run := m.obj("run")
+		if ev.RunID, err = run.need("runId", "run.runId"); err != nil {
+			return Event{}, err
+		}
+		switch c := run.typ("facets"); c {
+		case 0, '{':
+		default:
+			return Event{}, errType("run.facets", "an object", c)
+		}
+		facets := run.obj("facets")
+		switch c := facets.typ("parent"); c {
+		case 0:
+		case '{':
+			p := facets.obj("parent")
+			switch c := p.typ("run"); c {
+			case 0:
+				return Event{}, errMissing("run.facets.parent.run")
+			case '{':
+			default:
+				return Event{}, errType("run.facets.parent.run", "an object", c)
+			}
+			id, err := p.obj("run").need("runId", "run.facets.parent.run.runId")
+			if err != nil {
+				return Event{}, err
+			}
+			job, err := p.named("job", "run.facets.parent.job", "namespace")
+			if err != nil {
+				return Event{}, err
+			}
+			ev.Parent = &ParentRun{RunID: id, Job: Job(job)}
+		default:
+			return Event{}, errType("run.facets.parent", "an object", c)
+		}
+	}
+	if ev.Kind == KindDataset {
+		ds, err := m.named("dataset", "dataset", "namespace")
+		if err != nil {
+			return Event{}, err
+		}
+		ev.Datasets = []Dataset{ds}
+	} else {
+		job, err := m.named("job", "job", "namespace")
+		if err != nil {
+			return Event{}, err
+		}
+		ev.Job = Job(job)
+		if ev.Inputs, _, err = m.list("inputs", "namespace", false); err != nil {
+			return Event{}, err
+		}
+		if ev.Outputs, ev.Columns, err = m.list("outputs", "namespace", true); err != nil {
+			return Event{}, err
+		}
+	}
+	if ev.Producer, err = m.opt("producer", "producer"); err != nil {
+		return Event{}, err
+	}
+	if ev.SchemaURL, err = m.opt("schemaURL", "schemaURL"); err != nil {
+		return Event{}, err
+	}
+	return ev, nil
+}
+
+func refCompact(m refObj) (Event, error) {
+	switch c := m.typ("v"); c {
+	case '"', '{', '[', 't', 'f':
+		return Event{}, errType("v", "a number", c)
+	}
+	var v float64
+	if err := json.Unmarshal(m["v"], &v); err != nil || v != 1 {
+		return Event{}, &DecodeError{Reason: ReasonInvalidValue, Field: "v",
+			Msg: "unsupported compact format version " + quoteValue(string(m["v"])) + ", want 1"}
+	}
+	var ev Event
+	var err error
+	if ev.Type, err = m.eventType("type"); err != nil {
+		return Event{}, err
+	}
+	if ev.Time, err = m.time("time"); err != nil {
+		return Event{}, err
+	}
+	ev.Kind = KindJob
+	if m.has("run") || m.has("type") {
+		ev.Kind = KindRun
+		if ev.RunID, err = m.need("run", "run"); err != nil {
+			return Event{}, err
+		}
+	}
+	job, err := m.named("job", "job", "ns")
+	if err != nil {
+		return Event{}, err
+	}
+	ev.Job = Job(job)
+	if ev.Inputs, _, err = m.list("in", "ns", false); err != nil {
+		return Event{}, err
+	}
+	if ev.Outputs, _, err = m.list("out", "ns", false); err != nil {
+		return Event{}, err
+	}
+	if ev.Kind == KindRun {
+		switch c := m.typ("parent"); c {
+		case 0:
+		case '{':
+			p := m.obj("parent")
+			id, err := p.need("run", "parent.run")
+			if err != nil {
+				return Event{}, err
+			}
+			job, err := p.named("job", "parent.job", "ns")
+			if err != nil {
+				return Event{}, err
+			}
+			ev.Parent = &ParentRun{RunID: id, Job: Job(job)}
+		default:
+			return Event{}, errType("parent", "an object", c)
+		}
+	}
+	if ev.Producer, err = m.opt("producer", "producer"); err != nil {
+		return Event{}, err
+	}
+	return ev, nil
+}
+
+// eventDiff describes how a and b differ, or returns "" when they are the
+// same event (nil and empty slices are the same).
+func eventDiff(a, b *Event) string {
+	switch {
+	case a.Kind != b.Kind:
+		return fmt.Sprintf("Kind %v != %v", a.Kind, b.Kind)
+	case a.Type != b.Type:
+		return fmt.Sprintf("Type %q != %q", a.Type, b.Type)
+	case !a.Time.Equal(b.Time) || a.Time.Location() != b.Time.Location():
+		return fmt.Sprintf("Time %v != %v", a.Time, b.Time)
+	case a.RunID != b.RunID:
+		return fmt.Sprintf("RunID %q != %q", a.RunID, b.RunID)
+	case a.Job != b.Job:
+		return fmt.Sprintf("Job %+q != %+q", a.Job, b.Job)
+	case (a.Parent == nil) != (b.Parent == nil) || a.Parent != nil && *a.Parent != *b.Parent:
+		return fmt.Sprintf("Parent %+q != %+q", a.Parent, b.Parent)
+	case a.Producer != b.Producer:
+		return fmt.Sprintf("Producer %q != %q", a.Producer, b.Producer)
+	case a.SchemaURL != b.SchemaURL:
+		return fmt.Sprintf("SchemaURL %q != %q", a.SchemaURL, b.SchemaURL)
+	}
+	for _, l := range []struct {
+		name string
+		a, b []Dataset
+	}{{"Inputs", a.Inputs, b.Inputs}, {"Outputs", a.Outputs, b.Outputs}, {"Datasets", a.Datasets, b.Datasets}} {
+		if len(l.a) != len(l.b) {
+			return fmt.Sprintf("%s %+q != %+q", l.name, l.a, l.b)
+		}
+		for i := range l.a {
+			if l.a[i] != l.b[i] {
+				return fmt.Sprintf("%s[%d] %+q != %+q", l.name, i, l.a[i], l.b[i])
+			}
+		}
+	}
+	if len(a.Columns) != len(b.Columns) {
+		return fmt.Sprintf("len(Columns) %d != %d", len(a.Columns), len(b.Columns))
+	}
+	for i := range a.Columns {
+		if a.Columns[i].Output != b.Columns[i].Output || !bytes.Equal(a.Columns[i].Raw, b.Columns[i].Raw) {
+			return fmt.Sprintf("Columns[%d] %+q %q != %+q %q", i, a.Columns[i].Output, a.Columns[i].Raw, b.Columns[i].Output, b.Columns[i].Raw)
+		}
+	}
+	return ""
+}
