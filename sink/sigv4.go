@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
+	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
-	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 )
 
 // emptySHA256 is the hex SHA-256 of an empty payload (a GET has none).
