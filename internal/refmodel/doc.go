@@ -1,0 +1,55 @@
+// Package refmodel is the reference model of the lineage semantics in
+// DESIGN.md ("Lineage semantics"): the graph a stream of records must give,
+// computed the simplest way, independently of the processor.
+//
+// It shares no code path with the processor or the fast decoder
+// (internal/lineage decode*.go): records are parsed with encoding/json into
+// generic values and validated here. From internal/lineage it uses only the
+// id functions (DatasetID, JobID, EdgeID, NewEdge), Edge.Merge and the
+// Vertex/Edge types, which are tested on their own.
+//
+// # Validity
+//
+// A record is valid iff it is at most 256 KiB (lineage.DefaultMaxBytes),
+// is a JSON object, and is one of:
+//
+//   - a RunEvent (has a "run" key): eventTime an RFC 3339 string;
+//     run an object whose runId is a non-empty string; job an object whose
+//     namespace and name are strings; eventType absent, null, or one of
+//     START RUNNING COMPLETE ABORT FAIL OTHER; inputs and outputs absent,
+//     null, or arrays of objects whose namespace and name are strings.
+//   - a DatasetEvent (no "run", has "dataset"): eventTime as above; dataset
+//     an object whose namespace and name are strings.
+//   - a JobEvent (no "run" nor "dataset", has "job"): eventTime, job,
+//     inputs and outputs as for a RunEvent.
+//
+// Keys match exactly (case-sensitive); every other key (producer,
+// schemaURL, facets...) is ignored. Names may be empty strings.
+//
+// # Graph
+//
+//   - Duplicates: a valid record byte-identical to an earlier valid record
+//     counts in Duplicates and is otherwise ignored. Invalid records are
+//     refused (counted in Invalid) every time they come, before dedup, as
+//     in the processor's data path.
+//   - A run is keyed by runId; its job is the job of its first event. Its
+//     datasets are the union of the inputs and the outputs of all its
+//     events.
+//   - Policy "strict": the run is committed iff its first terminal event
+//     (COMPLETE, FAIL, ABORT) in stream order is COMPLETE; its stamps are
+//     the eventTimes of all its COMPLETE events. Policy "any": every run is
+//     committed and every one of its events stamps it (each RunEvent counts
+//     as a COMPLETE).
+//   - A committed run R of job J with stamps T gives, for every input I,
+//     I -INPUT_TO-> J; for every output O, J -OUTPUTS-> O; for every pair
+//     with I != O, I -DERIVES-> O; each edge with firstSeen = min T,
+//     lastSeen = max T, lastRunId = R. Edges from all runs and JobEvents are
+//     folded with lineage.Edge.Merge.
+//   - A JobEvent gives the same three kinds of edges, stamped with its
+//     eventTime and lastRunId "".
+//   - Vertices: the endpoints of all edges, plus the dataset of every
+//     DatasetEvent. A committed run or JobEvent that names no dataset gives
+//     no vertex (a Spark application's parent run, for one).
+//   - Times are Unix milliseconds (time.Time.UnixMilli of the parsed
+//     eventTime: sub-millisecond digits are dropped).
+package refmodel

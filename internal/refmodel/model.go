@@ -1,0 +1,353 @@
+package refmodel
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/lineageflow/lineageflow/internal/lineage"
+)
+
+// MaxBytes is the largest valid record (lineage.DefaultMaxBytes).
+const MaxBytes = 256 << 10
+
+// Options configure the model.
+type Options struct {
+	// Policy is "strict" (default, also for "") or "any"; see the package
+	// documentation.
+	Policy string
+}
+
+// Graph is the lineage a stream gives, with counts of what was seen.
+type Graph struct {
+	Vertices   map[string]lineage.Vertex // by id
+	Edges      map[string]lineage.Edge   // by id, properties merged
+	Invalid    int                       // records refused
+	Duplicates int                       // valid records byte-identical to an earlier valid record
+	Events     int                       // records seen
+}
+
+// Model folds records one at a time. It is not safe for concurrent use.
+type Model struct {
+	any bool
+
+	events, invalid, dups int
+	seen                  map[[sha256.Size]byte]struct{}
+	runs                  map[string]*run
+	jobEdges              map[string]lineage.Edge
+	vertices              map[string]lineage.Vertex // of JobEvent edges and DatasetEvents
+}
+
+type run struct {
+	id       string
+	job      lineage.Job
+	inputs   map[lineage.Dataset]struct{}
+	outputs  map[lineage.Dataset]struct{}
+	terminal lineage.EventType // the first terminal event type, "" if none yet
+	stamped  bool
+	first    int64
+	last     int64
+}
+
+func (r *run) stamp(ms int64) {
+	if !r.stamped || ms < r.first {
+		r.first = ms
+	}
+	if !r.stamped || ms > r.last {
+		r.last = ms
+	}
+	r.stamped = true
+}
+
+// New returns an empty model. It panics on an unknown policy.
+func New(opts Options) *Model {
+	m := &Model{
+		seen:     make(map[[sha256.Size]byte]struct{}),
+		runs:     make(map[string]*run),
+		jobEdges: make(map[string]lineage.Edge),
+		vertices: make(map[string]lineage.Vertex),
+	}
+	switch opts.Policy {
+	case "", "strict":
+	case "any":
+		m.any = true
+	default:
+		panic(fmt.Sprintf("refmodel: unknown policy %q", opts.Policy))
+	}
+	return m
+}
+
+// Build folds records, in order, into a new model and returns its graph.
+func Build(records [][]byte, opts Options) *Graph {
+	m := New(opts)
+	for _, r := range records {
+		m.Add(r)
+	}
+	return m.Graph()
+}
+
+// Add folds the next record of the stream.
+func (m *Model) Add(data []byte) {
+	m.events++
+	ev, err := parse(data)
+	if err != nil {
+		m.invalid++
+		return
+	}
+	sum := sha256.Sum256(data)
+	if _, ok := m.seen[sum]; ok {
+		m.dups++
+		return
+	}
+	m.seen[sum] = struct{}{}
+	switch ev.kind {
+	case lineage.KindDataset:
+		v := lineage.DatasetVertex(ev.dataset)
+		m.vertices[v.ID] = v
+	case lineage.KindJob:
+		m.addEdges(m.jobEdges, m.vertices, ev.job, ev.inputs, ev.outputs, ev.time, ev.time, "")
+	case lineage.KindRun:
+		r := m.runs[ev.runID]
+		if r == nil {
+			r = &run{id: ev.runID, job: ev.job, inputs: map[lineage.Dataset]struct{}{}, outputs: map[lineage.Dataset]struct{}{}}
+			m.runs[ev.runID] = r
+		}
+		for _, d := range ev.inputs {
+			r.inputs[d] = struct{}{}
+		}
+		for _, d := range ev.outputs {
+			r.outputs[d] = struct{}{}
+		}
+		if r.terminal == "" && ev.typ.Terminal() {
+			r.terminal = ev.typ
+		}
+		if m.any || ev.typ == lineage.TypeComplete {
+			r.stamp(ev.time)
+		}
+	}
+}
+
+// Graph returns the graph of the records added so far. The result is
+// fresh: later Adds do not change it.
+func (m *Model) Graph() *Graph {
+	g := &Graph{
+		Vertices:   make(map[string]lineage.Vertex, len(m.vertices)),
+		Edges:      make(map[string]lineage.Edge, len(m.jobEdges)),
+		Invalid:    m.invalid,
+		Duplicates: m.dups,
+		Events:     m.events,
+	}
+	for id, v := range m.vertices {
+		g.Vertices[id] = v
+	}
+	for id, e := range m.jobEdges {
+		g.Edges[id] = e
+	}
+	for _, r := range m.runs {
+		if !r.stamped {
+			continue
+		}
+		if !m.any && r.terminal != lineage.TypeComplete {
+			continue
+		}
+		m.addEdges(g.Edges, g.Vertices, r.job, setList(r.inputs), setList(r.outputs), r.first, r.last, r.id)
+	}
+	return g
+}
+
+func setList(s map[lineage.Dataset]struct{}) []lineage.Dataset {
+	out := make([]lineage.Dataset, 0, len(s))
+	for d := range s {
+		out = append(out, d)
+	}
+	return out
+}
+
+// addEdges adds the edges of one committed run (or JobEvent) of job j.
+func (m *Model) addEdges(edges map[string]lineage.Edge, vertices map[string]lineage.Vertex, j lineage.Job, inputs, outputs []lineage.Dataset, first, last int64, runID string) {
+	jv := lineage.JobVertex(j)
+	add := func(label string, out, in lineage.Vertex) {
+		e := lineage.NewEdge(label, out.ID, in.ID, first, last, runID)
+		if old, ok := edges[e.ID]; ok {
+			old.Merge(e)
+			e = old
+		}
+		edges[e.ID] = e
+		vertices[out.ID] = out
+		vertices[in.ID] = in
+	}
+	for _, i := range inputs {
+		add(lineage.EdgeInputTo, lineage.DatasetVertex(i), jv)
+	}
+	for _, o := range outputs {
+		add(lineage.EdgeOutputs, jv, lineage.DatasetVertex(o))
+	}
+	for _, i := range inputs {
+		for _, o := range outputs {
+			if i != o {
+				add(lineage.EdgeDerives, lineage.DatasetVertex(i), lineage.DatasetVertex(o))
+			}
+		}
+	}
+}
+
+// event is what the model needs of a valid record.
+type event struct {
+	kind            lineage.EventKind
+	typ             lineage.EventType
+	time            int64 // Unix ms
+	runID           string
+	job             lineage.Job
+	dataset         lineage.Dataset // KindDataset
+	inputs, outputs []lineage.Dataset
+}
+
+// Valid reports whether data is a valid record, and if not, why.
+func Valid(data []byte) error {
+	_, err := parse(data)
+	return err
+}
+
+type object map[string]json.RawMessage
+
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
+func asObject(raw json.RawMessage, path string) (object, error) {
+	if raw == nil || isNull(raw) {
+		return nil, fmt.Errorf("%s: missing", path)
+	}
+	var o object
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, fmt.Errorf("%s: not an object", path)
+	}
+	return o, nil
+}
+
+func (o object) str(key, path string) (string, error) {
+	raw, ok := o[key]
+	if !ok || isNull(raw) {
+		return "", fmt.Errorf("%s.%s: missing", path, key)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("%s.%s: not a string", path, key)
+	}
+	return s, nil
+}
+
+func (o object) named(key, path string) (ns, name string, err error) {
+	sub, err := asObject(o[key], path+"."+key)
+	if err != nil {
+		return "", "", err
+	}
+	if ns, err = sub.str("namespace", path+"."+key); err != nil {
+		return "", "", err
+	}
+	if name, err = sub.str("name", path+"."+key); err != nil {
+		return "", "", err
+	}
+	return ns, name, nil
+}
+
+func (o object) datasets(key string) ([]lineage.Dataset, error) {
+	raw, ok := o[key]
+	if !ok || isNull(raw) {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("%s: not an array", key)
+	}
+	out := make([]lineage.Dataset, 0, len(items))
+	for i, it := range items {
+		wrap := object{"d": it}
+		ns, name, err := wrap.named("d", fmt.Sprintf("%s[%d]", key, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lineage.Dataset{Namespace: ns, Name: name})
+	}
+	return out, nil
+}
+
+var eventTypes = map[string]lineage.EventType{
+	"START": lineage.TypeStart, "RUNNING": lineage.TypeRunning, "COMPLETE": lineage.TypeComplete,
+	"ABORT": lineage.TypeAbort, "FAIL": lineage.TypeFail, "OTHER": lineage.TypeOther,
+}
+
+func parse(data []byte) (*event, error) {
+	if len(data) > MaxBytes {
+		return nil, fmt.Errorf("oversized: %d bytes", len(data))
+	}
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("not JSON")
+	}
+	top, err := asObject(data, "$")
+	if err != nil {
+		return nil, err
+	}
+	ev := &event{}
+	ts, err := top.str("eventTime", "$")
+	if err != nil {
+		return nil, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return nil, fmt.Errorf("eventTime %q: %v", ts, err)
+	}
+	ev.time = t.UnixMilli()
+	_, hasRun := top["run"]
+	_, hasDataset := top["dataset"]
+	_, hasJob := top["job"]
+	switch {
+	case hasRun:
+		ev.kind = lineage.KindRun
+		runObj, err := asObject(top["run"], "run")
+		if err != nil {
+			return nil, err
+		}
+		if ev.runID, err = runObj.str("runId", "run"); err != nil {
+			return nil, err
+		}
+		if ev.runID == "" {
+			return nil, fmt.Errorf("run.runId: empty")
+		}
+		if raw, ok := top["eventType"]; ok && !isNull(raw) {
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return nil, fmt.Errorf("eventType: not a string")
+			}
+			typ, ok := eventTypes[s]
+			if !ok {
+				return nil, fmt.Errorf("eventType %q: not in the enum", s)
+			}
+			ev.typ = typ
+		}
+	case hasDataset:
+		ev.kind = lineage.KindDataset
+		ns, name, err := top.named("dataset", "$")
+		if err != nil {
+			return nil, err
+		}
+		ev.dataset = lineage.Dataset{Namespace: ns, Name: name}
+		return ev, nil
+	case hasJob:
+		ev.kind = lineage.KindJob
+	default:
+		return nil, fmt.Errorf("neither a RunEvent, a DatasetEvent nor a JobEvent")
+	}
+	ns, name, err := top.named("job", "$")
+	if err != nil {
+		return nil, err
+	}
+	ev.job = lineage.Job{Namespace: ns, Name: name}
+	if ev.inputs, err = top.datasets("inputs"); err != nil {
+		return nil, err
+	}
+	if ev.outputs, err = top.datasets("outputs"); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
