@@ -1,0 +1,164 @@
+package processor
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/lineageflow/lineageflow/window"
+)
+
+// TimeSource says which timestamp chooses a record's window.
+type TimeSource string
+
+const (
+	// TimeArrival uses the Kinesis ApproximateArrivalTimestamp (default):
+	// the same on every replay, and close to processing time, so windows
+	// seal promptly.
+	TimeArrival TimeSource = "arrival"
+	// TimeEvent uses the event's eventTime (producer clock).
+	TimeEvent TimeSource = "event"
+)
+
+// Policy says which runs give edges (DESIGN.md, Lineage semantics 4).
+type Policy string
+
+const (
+	// PolicyStrict: a run gives edges only if its first terminal event is COMPLETE.
+	PolicyStrict Policy = "strict"
+	// PolicyAny: every RunEvent commits its run and stamps it.
+	PolicyAny Policy = "any"
+)
+
+// Pipeline defaults.
+const (
+	DefaultRunTimeout      = time.Hour
+	DefaultDedupTTL        = 24 * time.Hour
+	DefaultBarrierInterval = time.Second
+	DefaultMaxOpenKeys     = 1 << 18
+	DefaultOutboxCap       = 4096
+	DefaultChunkRecords    = 200
+	DefaultDeadLetterBytes = 16 << 10
+)
+
+// PipelineConfig configures the per-shard pipeline. The zero value of
+// every field means its default ([PipelineConfig.WithDefaults]).
+type PipelineConfig struct {
+	// Window sizes the tumbling windows and their allowed lateness.
+	Window window.Config
+	// TimeSource picks the timestamp that buckets a record (default arrival).
+	TimeSource TimeSource
+	// Policy is the commit policy (default strict).
+	Policy Policy
+	// RunTimeout: an open run with no event for this long (by record
+	// arrival time) expires without edges and is counted; committed and
+	// closed runs are forgotten after it too (default 1 h).
+	RunTimeout time.Duration
+	// DedupTTL: how long (by record arrival time) a payload hash is kept
+	// for dedup (default 24 h).
+	DedupTTL time.Duration
+	// BarrierInterval: processing time between barriers (default 1 s).
+	// Barriers also happen when a window seals and when the in-memory
+	// table reaches MaxOpenKeys.
+	BarrierInterval time.Duration
+	// MaxOpenKeys caps the in-memory delta table between barriers
+	// (default 262144); reaching it forces a barrier, so memory stays flat
+	// whatever a window holds.
+	MaxOpenKeys int
+	// OutboxCap is the number of unacknowledged outbox entries per shard
+	// at which sealing blocks (default 4096): the backpressure bound.
+	OutboxCap int
+	// ChunkRecords is the maximum number of vertex+edge records in one
+	// outbox entry (default 200, the Neptune guidance).
+	ChunkRecords int
+	// MaxRecordBytes is the decoder's size limit (0: lineage default).
+	MaxRecordBytes int
+	// DeadLetterBytes caps the raw bytes kept per dead letter (default 16 KiB).
+	DeadLetterBytes int
+	// Clock is processing time (default time.Now). Only barrier pacing
+	// and idle watermark advance read it.
+	Clock func() time.Time
+	// Logger (default slog.Default()).
+	Logger *slog.Logger
+	// Stats receives counters (default: a new Stats).
+	Stats *Stats
+	// SinkBackoff is the first retry delay of a failed WriteBatch (default
+	// 50 ms, doubling up to SinkBackoffMax, default 5 s).
+	SinkBackoff, SinkBackoffMax time.Duration
+}
+
+// WithDefaults fills zero fields.
+func (c PipelineConfig) WithDefaults() PipelineConfig {
+	c.Window = c.Window.WithDefaults()
+	if c.TimeSource == "" {
+		c.TimeSource = TimeArrival
+	}
+	if c.Policy == "" {
+		c.Policy = PolicyStrict
+	}
+	if c.RunTimeout == 0 {
+		c.RunTimeout = DefaultRunTimeout
+	}
+	if c.DedupTTL == 0 {
+		c.DedupTTL = DefaultDedupTTL
+	}
+	if c.BarrierInterval == 0 {
+		c.BarrierInterval = DefaultBarrierInterval
+	}
+	if c.MaxOpenKeys == 0 {
+		c.MaxOpenKeys = DefaultMaxOpenKeys
+	}
+	if c.OutboxCap == 0 {
+		c.OutboxCap = DefaultOutboxCap
+	}
+	if c.ChunkRecords == 0 {
+		c.ChunkRecords = DefaultChunkRecords
+	}
+	if c.DeadLetterBytes == 0 {
+		c.DeadLetterBytes = DefaultDeadLetterBytes
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Stats == nil {
+		c.Stats = &Stats{}
+	}
+	if c.SinkBackoff == 0 {
+		c.SinkBackoff = 50 * time.Millisecond
+	}
+	if c.SinkBackoffMax == 0 {
+		c.SinkBackoffMax = 5 * time.Second
+	}
+	return c
+}
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("processor: bad config")
+
+// Validate says what to fix. Call it on the result of WithDefaults.
+func (c PipelineConfig) Validate() error {
+	if err := c.Window.Validate(); err != nil {
+		return err
+	}
+	switch c.TimeSource {
+	case TimeArrival, TimeEvent:
+	default:
+		return fmt.Errorf("%w: time source %q: use %q or %q", ErrConfig, c.TimeSource, TimeArrival, TimeEvent)
+	}
+	switch c.Policy {
+	case PolicyStrict, PolicyAny:
+	default:
+		return fmt.Errorf("%w: policy %q: use %q or %q", ErrConfig, c.Policy, PolicyStrict, PolicyAny)
+	}
+	if c.RunTimeout < 0 || c.DedupTTL < 0 || c.BarrierInterval < 0 {
+		return fmt.Errorf("%w: run timeout, dedup TTL and barrier interval must be >= 0", ErrConfig)
+	}
+	if c.MaxOpenKeys < 1 || c.OutboxCap < 1 || c.ChunkRecords < 3 {
+		return fmt.Errorf("%w: MaxOpenKeys and OutboxCap must be >= 1 and ChunkRecords >= 3 (an edge and its two vertices)", ErrConfig)
+	}
+	return nil
+}

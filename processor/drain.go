@@ -1,0 +1,235 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/lineageflow/lineageflow/checkpoint"
+	"github.com/lineageflow/lineageflow/sink"
+)
+
+// drainer sends a shard's outbox entries, in order, to the sink. It
+// retries a failed WriteBatch with exponential backoff and jitter until it
+// succeeds or the drainer stops (nothing is ever dropped), then deletes the
+// entry and advances acked.
+type drainer struct {
+	s *Shard
+	w sink.Writer
+
+	mu struct {
+		sync.Mutex
+		queue []uint64 // unacknowledged outbox sequences, in order
+	}
+	wake    chan struct{} // an entry was pushed
+	space   chan struct{} // an entry was acknowledged
+	acked   atomic.Uint64 // every outbox sequence < acked is acknowledged
+	blockNs atomic.Int64  // when the shard started waiting for space (0: not waiting)
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	started bool
+	once    sync.Once
+}
+
+func newDrainer(s *Shard, w sink.Writer) *drainer {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &drainer{s: s, w: w, wake: make(chan struct{}, 1), space: make(chan struct{}, 1),
+		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+}
+
+func (d *drainer) start() {
+	d.started = true
+	go d.run()
+}
+
+func (d *drainer) stop() {
+	d.once.Do(func() {
+		d.cancel()
+		if d.started {
+			<-d.done
+		}
+		if d.blockNs.Swap(0) != 0 {
+			d.s.st.backpressured.Add(-1)
+		}
+	})
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// push appends newly written (synced) outbox sequences.
+func (d *drainer) push(seqs []uint64) {
+	if len(seqs) == 0 {
+		return
+	}
+	d.mu.Lock()
+	if len(d.mu.queue) == 0 {
+		d.acked.Store(seqs[0])
+	}
+	d.mu.queue = append(d.mu.queue, seqs...)
+	d.mu.Unlock()
+	signal(d.wake)
+}
+
+func (d *drainer) pending() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.mu.queue)
+}
+
+func (d *drainer) snapshotQueue() []uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]uint64(nil), d.mu.queue...)
+}
+
+// ackedBelow returns a sequence such that every outbox entry below it is
+// acknowledged (and none at or above it is known to be).
+func (d *drainer) ackedBelow() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.mu.queue) == 0 {
+		return ^uint64(0)
+	}
+	return d.mu.queue[0]
+}
+
+// waitSpace blocks while cap or more entries are unacknowledged: the
+// backpressure that stops ProcessRecords, and so KCL's reads.
+func (d *drainer) waitSpace(ctx context.Context, cap int) error {
+	if d.pending() < cap {
+		return nil
+	}
+	d.blockNs.Store(time.Now().UnixNano())
+	d.s.st.backpressured.Add(1)
+	defer func() {
+		if d.blockNs.Swap(0) != 0 {
+			d.s.st.backpressured.Add(-1)
+		}
+	}()
+	for d.pending() >= cap {
+		select {
+		case <-d.space:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-d.ctx.Done():
+			return fmt.Errorf("processor: %s: outbox drain stopped", d.s.id)
+		}
+	}
+	return nil
+}
+
+// waitEmpty blocks until every outbox entry is acknowledged.
+func (d *drainer) waitEmpty(ctx context.Context) error {
+	for d.pending() > 0 {
+		select {
+		case <-d.space:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-d.ctx.Done():
+			return fmt.Errorf("processor: %s: outbox drain stopped", d.s.id)
+		}
+	}
+	return nil
+}
+
+func (d *drainer) blocked() (bool, time.Duration) {
+	ns := d.blockNs.Load()
+	if ns == 0 {
+		return false, 0
+	}
+	return true, time.Since(time.Unix(0, ns))
+}
+
+func (d *drainer) run() {
+	defer close(d.done)
+	for {
+		d.mu.Lock()
+		var seq uint64
+		have := len(d.mu.queue) > 0
+		if have {
+			seq = d.mu.queue[0]
+		}
+		d.mu.Unlock()
+		if !have {
+			select {
+			case <-d.wake:
+				continue
+			case <-d.ctx.Done():
+				return
+			}
+		}
+		if !d.send(seq) {
+			return
+		}
+		d.mu.Lock()
+		d.mu.queue = d.mu.queue[1:]
+		d.mu.Unlock()
+		d.s.st.OutboxAcked.Add(1)
+		signal(d.space)
+	}
+}
+
+// send delivers outbox entry seq until acknowledged; false when stopped.
+func (d *drainer) send(seq uint64) bool {
+	s := d.s
+	key := checkpoint.OutboxKey(s.id, seq)
+	backoff := s.cfg.SinkBackoff
+	for attempt := 0; ; attempt++ {
+		err := d.sendOnce(key, seq)
+		if err == nil {
+			return true
+		}
+		if d.ctx.Err() != nil {
+			return false
+		}
+		s.st.SinkErrors.Add(1)
+		if attempt < 3 || attempt%20 == 0 {
+			s.log.Warn("outbox entry not acknowledged; retrying", "outbox_seq", seq, "attempt", attempt+1, "err", err)
+		}
+		wait := backoff/2 + time.Duration(rand.Int64N(int64(backoff)))
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-d.ctx.Done():
+			t.Stop()
+			return false
+		}
+		if backoff *= 2; backoff > s.cfg.SinkBackoffMax {
+			backoff = s.cfg.SinkBackoffMax
+		}
+	}
+}
+
+func (d *drainer) sendOnce(key []byte, seq uint64) error {
+	s := d.s
+	v, closer, err := s.db.Get(key)
+	if err != nil {
+		return fmt.Errorf("read outbox entry: %w", err)
+	}
+	e, err := checkpoint.DecodeOutbox(v)
+	closer.Close()
+	if err != nil {
+		return fmt.Errorf("decode outbox entry: %w", err)
+	}
+	e.Batch.Key = fmt.Sprintf("%s/%d/%d", s.id, e.Bucket, seq)
+	if err := d.w.WriteBatch(d.ctx, e.Batch); err != nil {
+		return err
+	}
+	// The delete need not be synced: an entry that comes back after a
+	// crash is sent again, and writes are idempotent.
+	if err := s.db.Delete(key, pebble.NoSync); err != nil {
+		return fmt.Errorf("delete outbox entry: %w", err)
+	}
+	return nil
+}

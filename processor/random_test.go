@@ -1,0 +1,95 @@
+package processor
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lineageflow/lineageflow/checkpoint"
+	"github.com/lineageflow/lineageflow/internal/gen"
+	"github.com/lineageflow/lineageflow/sink"
+)
+
+// TestRandomizedAgainstReference feeds generated streams through one shard
+// with random batch sizes, random barrier points, random idle periods and
+// a small in-memory table (forced barriers), and compares the graph the
+// sink received with the reference model: same vertices, same edges with
+// the same properties, same invalid and duplicate counts.
+func TestRandomizedAgainstReference(t *testing.T) {
+	seeds := 50
+	if testing.Short() {
+		seeds = 10
+	}
+	for seed := 1; seed <= seeds; seed++ {
+		t.Run("seed="+itoa(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(seed), 7))
+			st := makeStream(t, gen.Config{Seed: int64(seed), Events: 400 + r.IntN(800)}, r)
+			want := wantGraph(st)
+
+			clk := &fakeClock{now: st.recs[0].Arrival}
+			stats := &Stats{}
+			cfg := testConfig(t, clk, stats)
+			cfg.MaxOpenKeys = 20 + r.IntN(500)
+			cfg.OutboxCap = 1 + r.IntN(8)
+			cfg.ChunkRecords = 3 + r.IntN(200)
+			if seed%3 == 0 {
+				cfg.TimeSource = TimeEvent
+			}
+			db := openMem(t, vfs.NewMem())
+			defer db.Close()
+			mem := sink.NewMemory()
+			s, err := NewShard("shardId-000000000001", db, mem, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := ctxT(t)
+			if err := s.Start(ctx, ""); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			kcl := &kclStore{}
+			for _, b := range batches(st.recs, r, 50) {
+				clk.Set(b[len(b)-1].Arrival.Add(time.Duration(r.IntN(3000)) * time.Millisecond))
+				if err := s.Process(ctx, b, r.IntN(4) == 0); err != nil {
+					t.Fatal(err)
+				}
+				if r.IntN(5) == 0 {
+					if err := s.Barrier(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				kcl.take(s)
+			}
+			if err := s.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			kcl.take(s)
+			// With everything acknowledged only open runs (no terminal event
+			// yet) hold the checkpoint back: to the record before the first
+			// of the oldest one.
+			wantCk := st.recs[len(st.recs)-1].Seq
+			for _, run := range s.runs {
+				if run.status == runOpen && checkpoint.CompareSeq(run.pin, wantCk) < 0 {
+					wantCk = run.pin
+				}
+			}
+			if kcl.seq != wantCk {
+				t.Errorf("final checkpoint %s, want %s", kcl.seq, wantCk)
+			}
+			got := graphOf(mem)
+			if d := refmodelCompare(want, got); d != "" {
+				t.Fatalf("graph differs from the reference:\n%s", d)
+			}
+			if inv := stats.InvalidTotal(); inv != int64(want.Invalid) {
+				t.Errorf("invalid = %d, want %d", inv, want.Invalid)
+			}
+			if dup := stats.Duplicates.Load(); dup != int64(want.Duplicates) {
+				t.Errorf("duplicates = %d, want %d", dup, want.Duplicates)
+			}
+			if len(want.Edges) == 0 {
+				t.Errorf("reference has no edges: the test proves nothing")
+			}
+		})
+	}
+}

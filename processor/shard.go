@@ -1,0 +1,400 @@
+package processor
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/lineageflow/lineageflow/checkpoint"
+	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/window"
+)
+
+// Record is one user record of a shard, as KCL hands it over after KPL
+// de-aggregation.
+type Record struct {
+	// Seq is the Kinesis sequence number. The user records of one
+	// KPL-aggregated record share it.
+	Seq string
+	// Sub is the index of the user record among those sharing Seq (0 for
+	// a record that was not aggregated).
+	Sub uint32
+	// Arrival is the ApproximateArrivalTimestamp.
+	Arrival time.Time
+	Data    []byte
+}
+
+// Shard is the pipeline of one Kinesis shard. All methods but
+// [Shard.Backpressured] must be called from one goroutine (KCL's
+// ProcessRecords goroutine); the outbox drain runs in a goroutine of its
+// own that [Shard.Close] and [Shard.Abandon] stop.
+type Shard struct {
+	id   string
+	cfg  PipelineConfig
+	db   *pebble.DB
+	log  *slog.Logger
+	st   *Stats
+	dec  lineage.Decoder
+	ev   lineage.Event
+	wm   *window.Watermark
+	tab  *window.Table
+	pins *checkpoint.Pins
+
+	buckets map[int64]*bucketState // open window buckets (in memory or in Pebble)
+	groups  []sealGroup            // sealed windows whose outbox entries are not all acked
+
+	runs      map[string]*run
+	dirtyRuns []*run
+	dropRuns  []string
+	lastRunGC int64
+
+	dedup        map[[16]byte]struct{}
+	dedupFIFO    []dedupItem // in insertion order (arrival order, mostly)
+	dedupNew     []dedupItem
+	dedupExpired []dedupItem
+
+	dead []deadLetter
+
+	dsIDs  map[lineage.Dataset]string
+	jobIDs map[lineage.Job]string
+
+	resume     checkpoint.Pos // skip records <= resume (set when resumed from Pebble)
+	last       checkpoint.Pos // last processed record
+	curSeq     string         // sequence number being processed
+	prevFull   string         // last sequence number fully processed before curSeq
+	durable    string         // last fully processed sequence number in a synced barrier
+	maxArrival int64
+	nextOutbox uint64
+	reported   string // last checkpoint handed to KCL
+
+	lastBarrier time.Time
+	drain       *drainer
+	failed      error // a barrier failed: the shard must be abandoned
+	keyBuf      []byte
+	valBuf      []byte
+}
+
+type bucketState struct {
+	pin   string
+	dirty bool // pin changed since the last barrier
+}
+
+type sealGroup struct {
+	last uint64 // last outbox sequence of the sealed window
+	pin  string
+}
+
+type dedupItem struct {
+	h       [16]byte
+	arrival int64
+}
+
+type deadLetter struct {
+	key []byte
+	val []byte
+}
+
+// ErrShardFailed is returned by every call after a barrier failed: the
+// shard's in-memory state no longer matches Pebble, and the shard must be
+// abandoned and restarted from its KCL checkpoint.
+var ErrShardFailed = errors.New("processor: shard failed")
+
+// NewShard returns the pipeline of shard id over db, writing to w. Call
+// [Shard.Start] before anything else.
+func NewShard(id string, db *pebble.DB, w sink.Writer, cfg PipelineConfig) (*Shard, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Shard{
+		id: id, cfg: cfg, db: db, st: cfg.Stats,
+		log:  cfg.Logger.With("shard", id),
+		dec:  lineage.Decoder{MaxBytes: cfg.MaxRecordBytes},
+		wm:   window.NewWatermark(cfg.Window),
+		tab:  window.NewTable(),
+		pins: checkpoint.NewPins(),
+
+		buckets: map[int64]*bucketState{},
+		runs:    map[string]*run{},
+		dedup:   map[[16]byte]struct{}{},
+		dsIDs:   map[lineage.Dataset]string{},
+		jobIDs:  map[lineage.Job]string{},
+	}
+	s.drain = newDrainer(s, w)
+	return s, nil
+}
+
+// ID returns the shard id.
+func (s *Shard) ID() string { return s.id }
+
+// Start prepares the shard to process records after the KCL checkpoint
+// kclCheckpoint ("" or a sentinel like TRIM_HORIZON when there is none).
+// If Pebble holds a position at or after it, the shard resumes from Pebble
+// (redelivered records up to that position are skipped); otherwise the
+// shard's local state is discarded and everything after kclCheckpoint is
+// replayed. It starts the outbox drain.
+func (s *Shard) Start(ctx context.Context, kclCheckpoint string) error {
+	if !isSeq(kclCheckpoint) {
+		kclCheckpoint = ""
+	}
+	pos, found, err := s.loadPosition()
+	if err != nil {
+		return err
+	}
+	if found && kclCheckpoint != "" && checkpoint.CompareSeq(pos.Last.Seq, kclCheckpoint) >= 0 {
+		if err := s.resumeFrom(pos); err != nil {
+			return err
+		}
+		s.reported = kclCheckpoint
+		s.log.Info("resumed from local state", "kcl_checkpoint", kclCheckpoint, "local_position", pos.Last.Seq,
+			"open_runs", len(s.runs), "open_windows", len(s.buckets), "outbox", len(s.drain.snapshotQueue()))
+	} else {
+		if err := s.discardLocal(); err != nil {
+			return err
+		}
+		s.curSeq, s.prevFull, s.durable, s.reported = kclCheckpoint, kclCheckpoint, kclCheckpoint, kclCheckpoint
+		if found {
+			s.log.Info("local state behind the KCL checkpoint: discarded, replaying", "kcl_checkpoint", kclCheckpoint, "local_position", pos.Last.Seq)
+		}
+	}
+	s.lastBarrier = s.cfg.Clock()
+	s.drain.start()
+	return nil
+}
+
+func isSeq(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Process runs recs (in shard order; the sub-records of one aggregated
+// record must come in one call) through the pipeline. caughtUp says the
+// shard has nothing pending on Kinesis (KCL's MillisBehindLatest == 0):
+// the watermark then advances to processing time. Process barriers when
+// the in-memory table is full, when a window can be sealed and when the
+// barrier interval has passed; a barrier blocks while the outbox is full.
+func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) error {
+	if s.failed != nil {
+		return s.failed
+	}
+	for i := range recs {
+		r := &recs[i]
+		if s.resume.Seq != "" {
+			if (checkpoint.Pos{Seq: r.Seq, Sub: r.Sub}).Compare(s.resume) <= 0 {
+				s.st.Skipped.Add(1)
+				continue
+			}
+		}
+		s.record(r)
+		if s.tab.Len() >= s.cfg.MaxOpenKeys {
+			boundary := i == len(recs)-1 || recs[i+1].Seq != r.Seq
+			if err := s.barrier(ctx, false, boundary); err != nil {
+				return err
+			}
+		}
+	}
+	if caughtUp {
+		s.wm.Idle(s.cfg.Clock())
+	}
+	if s.sealDue() || s.cfg.Clock().Sub(s.lastBarrier) >= s.cfg.BarrierInterval || len(s.dead) > 1024 {
+		return s.barrier(ctx, false, true)
+	}
+	return nil
+}
+
+// Barrier makes everything processed so far durable in one synced Pebble
+// batch, sealing the windows the watermark has passed. Call it at a record
+// boundary (never between the sub-records of one aggregated record).
+func (s *Shard) Barrier(ctx context.Context) error { return s.barrier(ctx, false, true) }
+
+// Flush seals every open window (whatever the watermark), makes it
+// durable, and waits until the outbox is fully acknowledged or ctx ends.
+// Used at shard end (TERMINATE) and graceful shutdown.
+func (s *Shard) Flush(ctx context.Context) error {
+	if err := s.barrier(ctx, true, true); err != nil {
+		return err
+	}
+	return s.drain.waitEmpty(ctx)
+}
+
+// Checkpoint returns the sequence number KCL may checkpoint now, and
+// whether it advanced since the last call: every record at or before it is
+// in an acknowledged window, and no open run started at or before it.
+func (s *Shard) Checkpoint() (string, bool) {
+	acked := s.drain.ackedBelow()
+	n := 0
+	for _, g := range s.groups {
+		if g.last >= acked {
+			break
+		}
+		s.pins.Release(g.pin)
+		n++
+	}
+	s.groups = s.groups[n:]
+	safe := s.pins.Safe(s.durable)
+	if safe == "" || checkpoint.CompareSeq(safe, s.reported) <= 0 {
+		return s.reported, false
+	}
+	s.reported = safe
+	return safe, true
+}
+
+// Backpressured reports whether the shard is blocked on a full outbox and
+// since when. Safe to call concurrently.
+func (s *Shard) Backpressured() (bool, time.Duration) { return s.drain.blocked() }
+
+// Close stops the outbox drain (entries not acknowledged stay in Pebble).
+// It does not barrier: call Barrier or Flush first to keep progress.
+func (s *Shard) Close() { s.drain.stop() }
+
+// Abandon stops the shard as a crash would: no barrier, the drain stopped.
+func (s *Shard) Abandon() { s.drain.stop() }
+
+// Drop stops the shard and deletes its local state (lease lost: another
+// worker owns the shard now and its state here would be stale).
+func (s *Shard) Drop() error {
+	s.drain.stop()
+	return s.discardLocal()
+}
+
+// record runs one user record through decode, dedup, runs and window.
+func (s *Shard) record(r *Record) {
+	s.st.Records.Add(1)
+	if r.Seq != s.curSeq {
+		s.prevFull, s.curSeq = s.curSeq, r.Seq
+	}
+	s.last = checkpoint.Pos{Seq: r.Seq, Sub: r.Sub}
+	arrival := r.Arrival.UnixMilli()
+	if arrival > s.maxArrival {
+		s.maxArrival = arrival
+	}
+	if err := s.dec.Decode(r.Data, &s.ev); err != nil {
+		s.deadLetter(r, err)
+		return
+	}
+	sum := sha256.Sum256(r.Data)
+	var h [16]byte
+	copy(h[:], sum[:16])
+	if _, dup := s.dedup[h]; dup {
+		s.st.Duplicates.Add(1)
+		return
+	}
+	s.dedup[h] = struct{}{}
+	it := dedupItem{h: h, arrival: arrival}
+	s.dedupFIFO = append(s.dedupFIFO, it)
+	s.dedupNew = append(s.dedupNew, it)
+	s.st.Events.Add(1)
+
+	ts := arrival
+	if s.cfg.TimeSource == TimeEvent {
+		ts = s.ev.Time.UnixMilli()
+	}
+	bucket := s.cfg.Window.Bucket(ts)
+	if s.wm.Sealed(bucket) {
+		s.st.Late.Add(1)
+	}
+	s.wm.Observe(ts)
+
+	ev := &s.ev
+	switch ev.Kind {
+	case lineage.KindDataset:
+		for _, d := range ev.Datasets {
+			s.addVertex(bucket, s.prevFull, lineage.Vertex{ID: s.datasetID(d), Label: lineage.LabelDataset, Namespace: d.Namespace, Name: d.Name})
+		}
+	case lineage.KindJob:
+		t := ev.Time.UnixMilli()
+		e := emission{bucket: bucket, pin: s.prevFull, job: ev.Job, jobID: s.jobID(ev.Job), first: t, last: t}
+		ins := s.refs(ev.Inputs)
+		outs := s.refs(ev.Outputs)
+		s.emit(&e, ins, outs, 0, 0)
+	case lineage.KindRun:
+		s.runEvent(bucket, arrival)
+	}
+}
+
+func (s *Shard) deadLetter(r *Record, err error) {
+	var de *lineage.DecodeError
+	reason, field, msg := lineage.Reason("unknown"), "", err.Error()
+	if errors.As(err, &de) {
+		reason, field, msg = de.Reason, de.Field, de.Msg
+	}
+	s.st.addInvalid(reason)
+	raw := r.Data
+	if len(raw) > s.cfg.DeadLetterBytes {
+		raw = raw[:s.cfg.DeadLetterBytes]
+	}
+	d := checkpoint.DeadLetter{Shard: s.id, Seq: r.Seq, Sub: r.Sub, Arrival: r.Arrival.UTC(), Reason: string(reason),
+		Field: field, Message: msg, Size: len(r.Data), Raw: raw}
+	s.dead = append(s.dead, deadLetter{key: checkpoint.DLQKey(s.id, r.Seq, r.Sub), val: checkpoint.MarshalDeadLetter(&d)})
+}
+
+func (s *Shard) datasetID(d lineage.Dataset) string {
+	if id, ok := s.dsIDs[d]; ok {
+		return id
+	}
+	if len(s.dsIDs) > 1<<20 {
+		clear(s.dsIDs)
+	}
+	id := lineage.DatasetID(d)
+	s.dsIDs[d] = id
+	return id
+}
+
+func (s *Shard) jobID(j lineage.Job) string {
+	if id, ok := s.jobIDs[j]; ok {
+		return id
+	}
+	if len(s.jobIDs) > 1<<20 {
+		clear(s.jobIDs)
+	}
+	id := lineage.JobID(j)
+	s.jobIDs[j] = id
+	return id
+}
+
+// touchBucket opens bucket (or lowers its pin) for a contribution whose
+// replay must start after pin.
+func (s *Shard) touchBucket(bucket int64, pin string) {
+	b, ok := s.buckets[bucket]
+	if !ok {
+		s.buckets[bucket] = &bucketState{pin: pin, dirty: true}
+		s.pins.Add(pin)
+		return
+	}
+	if checkpoint.CompareSeq(pin, b.pin) < 0 {
+		s.pins.Release(b.pin)
+		s.pins.Add(pin)
+		b.pin, b.dirty = pin, true
+	}
+}
+
+func (s *Shard) addVertex(bucket int64, pin string, v lineage.Vertex) {
+	s.touchBucket(bucket, pin)
+	s.tab.AddVertex(bucket, v)
+}
+
+func (s *Shard) sealDue() bool {
+	for b := range s.buckets {
+		if s.wm.Sealed(b) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Shard) fail(err error) error {
+	s.failed = fmt.Errorf("%w: %s: %v", ErrShardFailed, s.id, err)
+	return s.failed
+}

@@ -1,0 +1,102 @@
+package processor
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lineageflow/lineageflow/internal/lineage"
+)
+
+// Stats are the counters and gauges of a worker (all its shards). Every
+// field is safe for concurrent use; an exporter (Prometheus, issue 6) reads
+// them with Load. Counts of records refused for a reason are in [Stats.Invalid].
+type Stats struct {
+	Records         atomic.Int64 // user records processed (after KPL de-aggregation)
+	Skipped         atomic.Int64 // redelivered records at or before the resumed position
+	Events          atomic.Int64 // records decoded into events
+	Duplicates      atomic.Int64 // valid records byte-identical to one seen within the dedup TTL
+	Late            atomic.Int64 // records whose window was already sealed (still written)
+	WindowsSealed   atomic.Int64
+	EdgesEmitted    atomic.Int64 // edges written to outbox entries
+	VerticesEmitted atomic.Int64
+	RunsExpired     atomic.Int64 // open runs dropped after the run timeout
+	Barriers        atomic.Int64
+	BarrierNanos    atomic.Int64 // total time spent in barriers
+	BarrierMaxNanos atomic.Int64
+	OutboxWritten   atomic.Int64
+	OutboxAcked     atomic.Int64
+	SinkErrors      atomic.Int64 // failed WriteBatch calls (each retried)
+	Checkpoints     atomic.Int64 // KCL checkpoints written
+
+	backpressured atomic.Int64 // shards blocked on a full outbox right now
+
+	invalid sync.Map // lineage.Reason -> *atomic.Int64
+}
+
+// Invalid returns the number of refused records per reason.
+func (s *Stats) Invalid() map[lineage.Reason]int64 {
+	out := map[lineage.Reason]int64{}
+	s.invalid.Range(func(k, v any) bool {
+		out[k.(lineage.Reason)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}
+
+// InvalidTotal returns the number of refused records.
+func (s *Stats) InvalidTotal() int64 {
+	var n int64
+	for _, v := range s.Invalid() {
+		n += v
+	}
+	return n
+}
+
+func (s *Stats) addInvalid(r lineage.Reason) {
+	v, ok := s.invalid.Load(r)
+	if !ok {
+		v, _ = s.invalid.LoadOrStore(r, new(atomic.Int64))
+	}
+	v.(*atomic.Int64).Add(1)
+}
+
+// IsBackPressured reports whether any shard of the worker is blocked because
+// its outbox is full (the graph is slow or down): the analogue of Flink's
+// isBackPressured.
+func (s *Stats) IsBackPressured() bool { return s.backpressured.Load() > 0 }
+
+func (s *Stats) observeBarrier(d time.Duration) {
+	s.Barriers.Add(1)
+	s.BarrierNanos.Add(int64(d))
+	for {
+		cur := s.BarrierMaxNanos.Load()
+		if int64(d) <= cur || s.BarrierMaxNanos.CompareAndSwap(cur, int64(d)) {
+			return
+		}
+	}
+}
+
+// Snapshot returns the counters by name, for logs and tests.
+func (s *Stats) Snapshot() map[string]int64 {
+	m := map[string]int64{
+		"records": s.Records.Load(), "skipped": s.Skipped.Load(), "events": s.Events.Load(),
+		"duplicates": s.Duplicates.Load(), "late": s.Late.Load(), "windows_sealed": s.WindowsSealed.Load(),
+		"edges_emitted": s.EdgesEmitted.Load(), "vertices_emitted": s.VerticesEmitted.Load(),
+		"runs_expired": s.RunsExpired.Load(), "barriers": s.Barriers.Load(),
+		"outbox_written": s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),
+		"sink_errors": s.SinkErrors.Load(), "checkpoints": s.Checkpoints.Load(),
+		"invalid": s.InvalidTotal(),
+	}
+	return m
+}
+
+func sortedKeys(m map[string]int64) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
