@@ -376,7 +376,15 @@ func (g *generator) appScript(pl *pipeline) []planned {
 		}
 	}
 	end := planned{typ: "COMPLETE", run: app}
-	if g.r.Float64() < fail || (childFailed && g.r.IntN(2) == 0) {
+	// A failed child makes a failing application likelier, keeping the
+	// overall share of failed runs at FailShare.
+	appFail := fail
+	if childFailed {
+		appFail = min(1, 2*fail)
+	} else {
+		appFail = fail / 2
+	}
+	if g.r.Float64() < appFail {
 		end.typ, end.errMsg = "FAIL", true
 		if g.r.IntN(10) < 3 {
 			end.typ, end.errMsg = "ABORT", false

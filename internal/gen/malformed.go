@@ -80,8 +80,8 @@ func (g *generator) malformed() Record {
 		ev.EventTime = pick(g.r, []string{"not-a-time", "2026-13-45T25:61:00Z", "01/02/2026 10:00:00", "1767225600"})
 		rec.Data = mustJSON(ev)
 	case MalformedOversized:
-		// A well-formed event with a huge schema facet, 256 KiB + 1..64 KiB.
-		target := MaxValidBytes + 1 + g.r.IntN(64<<10)
+		// A well-formed event with a huge schema facet, 256 KiB + 1..4 KiB.
+		target := MaxValidBytes + 1 + g.r.IntN(4<<10)
 		d := *q[2]
 		d.fields = append([]field(nil), d.fields...)
 		p.outputs = []*dataset{&d}

@@ -1,6 +1,7 @@
 package refmodel
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -143,6 +144,44 @@ type edgeJSON struct {
 
 // MarshalJSON writes the graph in its golden-file form, sorted.
 func (g *Graph) MarshalJSON() ([]byte, error) {
+	return json.Marshal(g.sorted())
+}
+
+// GoldenJSON is MarshalJSON laid out for a golden file: one vertex or
+// edge per line, so that diffs read well.
+func (g *Graph) GoldenJSON() []byte {
+	out := g.sorted()
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{\n\"events\": %d,\n\"valid\": %d,\n\"invalid\": %d,\n\"duplicates\": %d,\n\"vertices\": [",
+		out.Events, out.Valid, out.Invalid, out.Duplicates)
+	for i, v := range out.Vertices {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n")
+		b.Write(mustMarshal(v))
+	}
+	b.WriteString("\n],\n\"edges\": [")
+	for i, e := range out.Edges {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n")
+		b.Write(mustMarshal(e))
+	}
+	b.WriteString("\n]\n}\n")
+	return b.Bytes()
+}
+
+func mustMarshal(v any) []byte {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+func (g *Graph) sorted() graphJSON {
 	out := graphJSON{Events: g.Events, Valid: g.Events - g.Invalid, Invalid: g.Invalid, Duplicates: g.Duplicates,
 		Vertices: []vertexJSON{}, Edges: []edgeJSON{}}
 	for _, v := range g.Vertices {
@@ -164,7 +203,7 @@ func (g *Graph) MarshalJSON() ([]byte, error) {
 		}
 		return a.InV < b.InV
 	})
-	return json.Marshal(out)
+	return out
 }
 
 // UnmarshalJSON reads a graph written by MarshalJSON.

@@ -13,18 +13,21 @@
 // A record is valid iff it is at most 256 KiB (lineage.DefaultMaxBytes),
 // is a JSON object, and is one of:
 //
-//   - a RunEvent (has a "run" key): eventTime an RFC 3339 string;
+//   - a RunEvent (has "run" or "eventType"): eventTime an RFC 3339 string;
 //     run an object whose runId is a non-empty string; job an object whose
-//     namespace and name are strings; eventType absent, null, or one of
-//     START RUNNING COMPLETE ABORT FAIL OTHER; inputs and outputs absent,
-//     null, or arrays of objects whose namespace and name are strings.
-//   - a DatasetEvent (no "run", has "dataset"): eventTime as above; dataset
-//     an object whose namespace and name are strings.
-//   - a JobEvent (no "run" nor "dataset", has "job"): eventTime, job,
-//     inputs and outputs as for a RunEvent.
+//     namespace and name are non-empty strings; eventType absent or one of
+//     START RUNNING COMPLETE ABORT FAIL OTHER; inputs and outputs absent, or
+//     arrays of objects whose namespace and name are non-empty strings.
+//   - a DatasetEvent (no "run" nor "eventType", has "dataset"): eventTime as
+//     above; dataset an object whose namespace and name are non-empty
+//     strings.
+//   - a JobEvent (none of "run", "eventType", "dataset"; has "job"):
+//     eventTime, job, inputs and outputs as for a RunEvent.
 //
-// Keys match exactly (case-sensitive); every other key (producer,
-// schemaURL, facets...) is ignored. Names may be empty strings.
+// A null value is the same as an absent key, everywhere. Keys match
+// exactly (case-sensitive); when a key appears twice the last one counts;
+// every other key (producer, schemaURL, facets...) is ignored. The compact
+// format is not modelled yet.
 //
 // # Graph
 //

@@ -248,6 +248,9 @@ func (o object) named(key, path string) (ns, name string, err error) {
 	if name, err = sub.str("name", path+"."+key); err != nil {
 		return "", "", err
 	}
+	if ns == "" || name == "" {
+		return "", "", fmt.Errorf("%s.%s: empty namespace or name", path, key)
+	}
 	return ns, name, nil
 }
 
@@ -298,11 +301,9 @@ func parse(data []byte) (*event, error) {
 		return nil, fmt.Errorf("eventTime %q: %v", ts, err)
 	}
 	ev.time = t.UnixMilli()
-	_, hasRun := top["run"]
-	_, hasDataset := top["dataset"]
-	_, hasJob := top["job"]
+	present := func(key string) bool { raw, ok := top[key]; return ok && !isNull(raw) }
 	switch {
-	case hasRun:
+	case present("run") || present("eventType"):
 		ev.kind = lineage.KindRun
 		runObj, err := asObject(top["run"], "run")
 		if err != nil {
@@ -325,7 +326,7 @@ func parse(data []byte) (*event, error) {
 			}
 			ev.typ = typ
 		}
-	case hasDataset:
+	case present("dataset"):
 		ev.kind = lineage.KindDataset
 		ns, name, err := top.named("dataset", "$")
 		if err != nil {
@@ -333,7 +334,7 @@ func parse(data []byte) (*event, error) {
 		}
 		ev.dataset = lineage.Dataset{Namespace: ns, Name: name}
 		return ev, nil
-	case hasJob:
+	case present("job"):
 		ev.kind = lineage.KindJob
 	default:
 		return nil, fmt.Errorf("neither a RunEvent, a DatasetEvent nor a JobEvent")
