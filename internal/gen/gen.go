@@ -378,11 +378,9 @@ func (g *generator) appScript(pl *pipeline) []planned {
 	end := planned{typ: "COMPLETE", run: app}
 	// A failed child makes a failing application likelier, keeping the
 	// overall share of failed runs at FailShare.
-	appFail := fail
+	appFail := fail / 2
 	if childFailed {
 		appFail = min(1, 2*fail)
-	} else {
-		appFail = fail / 2
 	}
 	if g.r.Float64() < appFail {
 		end.typ, end.errMsg = "FAIL", true

@@ -298,7 +298,7 @@ func parse(data []byte) (*event, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {
-		return nil, fmt.Errorf("eventTime %q: %v", ts, err)
+		return nil, fmt.Errorf("eventTime %q: %w", ts, err)
 	}
 	ev.time = t.UnixMilli()
 	present := func(key string) bool { raw, ok := top[key]; return ok && !isNull(raw) }
