@@ -715,15 +715,90 @@ func eventTime(v *strSlot, path string) (time.Time, *DecodeError) {
 	return t, nil
 }
 
-// parseTime parses a strict RFC 3339 date-time (offset required,
-// fractional seconds optional; what time.Time.UnmarshalText accepts) and
-// returns it in UTC.
+// parseTime parses an RFC 3339 date-time as producers write it,
+// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM), with an upper-case T and
+// Z, 1 to 9 digits of fraction and no leap second, and returns it in UTC.
+// The UTC time must fall in years 0000-9999 (so that it can be written back
+// in the same form). It does not allocate.
 func parseTime(s string) (time.Time, bool) {
-	var t time.Time
-	if err := t.UnmarshalText([]byte(s)); err != nil {
+	if len(s) < len("2006-01-02T15:04:05Z") || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return time.Time{}, false
 	}
-	return t.UTC(), true
+	year, ok1 := digits(s[0:4])
+	month, ok2 := digits(s[5:7])
+	day, ok3 := digits(s[8:10])
+	hour, ok4 := digits(s[11:13])
+	minute, ok5 := digits(s[14:16])
+	sec, ok6 := digits(s[17:19])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) ||
+		month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	rest, nsec := s[19:], 0
+	if rest[0] == '.' {
+		n := 1
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 1 || n > 10 {
+			return time.Time{}, false
+		}
+		nsec, _ = digits(rest[1:n])
+		for i := n; i < 10; i++ {
+			nsec *= 10
+		}
+		rest = rest[n:]
+	}
+	offset := 0
+	switch {
+	case rest == "Z":
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		oh, ok1 := digits(rest[1:3])
+		om, ok2 := digits(rest[4:6])
+		if !ok1 || !ok2 || oh > 23 || om > 59 {
+			return time.Time{}, false
+		}
+		offset = oh*3600 + om*60
+		if rest[0] == '-' {
+			offset = -offset
+		}
+	default:
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if offset != 0 {
+		t = t.Add(-time.Duration(offset) * time.Second)
+	}
+	if y := t.Year(); y < 0 || y > 9999 {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// digits parses a run of ASCII digits.
+func digits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // Error constructors, shared by the compact format and the tests' reference

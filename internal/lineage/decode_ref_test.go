@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
 )
@@ -33,6 +34,22 @@ func refDecode(data []byte, maxBytes int) (Event, error) {
 		return refCompact(m)
 	}
 	return refOpenLineage(m)
+}
+
+// refTimeForm is the form of RFC 3339 date-times the decoder accepts;
+// time.Parse checks the ranges.
+var refTimeForm = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$`)
+
+func refParseTime(s string) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if !refTimeForm.MatchString(s) || err != nil || t.UTC().Year() < 0 || t.UTC().Year() > 9999 {
+		return time.Time{}, false
+	}
+	// time.Parse takes offsets such as +24:00 and +00:60.
+	if n := len(s); s[n-1] != 'Z' && (s[n-5:n-3] > "23" || s[n-2:] > "59") {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
 }
 
 type refObj map[string]json.RawMessage
@@ -113,11 +130,11 @@ func (m refObj) time(key string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	var t time.Time
-	if err := json.Unmarshal([]byte(strconv.Quote(s)), &t); err != nil {
+	t, ok := refParseTime(s)
+	if !ok {
 		return time.Time{}, errTime(key, s)
 	}
-	return t.UTC(), nil
+	return t, nil
 }
 
 // named decodes the required object at key with namespace field nsKey and

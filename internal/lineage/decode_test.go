@@ -302,3 +302,60 @@ func TestDecodeBenchEvents(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTime(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // UTC, RFC 3339; "" when refused
+	}{
+		{"2026-03-01T10:00:00Z", "2026-03-01T10:00:00Z"},
+		{"2026-03-01T10:00:00.1Z", "2026-03-01T10:00:00.1Z"},
+		{"2026-03-01T10:00:00.123456789+05:30", "2026-03-01T04:30:00.123456789Z"},
+		{"2026-03-01T23:30:00-01:00", "2026-03-02T00:30:00Z"},
+		{"2024-02-29T00:00:00Z", "2024-02-29T00:00:00Z"},
+		{"2026-03-01T10:00:00-00:00", "2026-03-01T10:00:00Z"},
+		{"2025-02-29T00:00:00Z", ""},
+		{"2026-03-01T10:00:60Z", ""},
+		{"2026-03-01T24:00:00Z", ""},
+		{"2026-03-01T10:00:00", ""},
+		{"2026-03-01 10:00:00Z", ""},
+		{"2026-03-01t10:00:00z", ""},
+		{"2026-03-01T10:00:00.Z", ""},
+		{"2026-03-01T10:00:00.1234567891Z", ""},
+		{"2026-03-01T10:00:00+0100", ""},
+		{"2026-03-01T10:00:00+24:00", ""},
+		{"2026-3-01T10:00:00Z", ""},
+		{"0000-01-01T00:30:00+01:00", ""}, // year -1 in UTC
+		{"9999-12-31T23:30:00-01:00", ""}, // year 10000 in UTC
+		{"1772359200000", ""},
+	}
+	for _, tc := range tests {
+		got, ok := parseTime(tc.in)
+		ref, refOK := refParseTime(tc.in)
+		if ok != refOK || ok && !got.Equal(ref) {
+			t.Errorf("%q: parseTime %v %v, reference %v %v", tc.in, got, ok, ref, refOK)
+		}
+		if tc.want == "" {
+			if ok {
+				t.Errorf("%q: accepted as %v", tc.in, got)
+			}
+			continue
+		}
+		if !ok || got.Format(time.RFC3339Nano) != tc.want || got.Location() != time.UTC {
+			t.Errorf("%q: got %v %v, want %s", tc.in, got, ok, tc.want)
+		}
+	}
+}
+
+func FuzzParseTimeAgrees(f *testing.F) {
+	f.Add("2026-03-01T10:00:00.123456789+05:30")
+	f.Add("0000-01-01T00:30:00+01:00")
+	f.Add("2024-02-29T23:59:59-23:59")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseTime(s)
+		ref, refOK := refParseTime(s)
+		if ok != refOK || ok && (!got.Equal(ref) || got.Location() != ref.Location()) {
+			t.Fatalf("%q: parseTime %v %v, reference %v %v", s, got, ok, ref, refOK)
+		}
+	})
+}
