@@ -58,8 +58,15 @@ func (p pebbleLogger) Errorf(format string, args ...interface{}) {
 func (p pebbleLogger) Fatalf(format string, args ...interface{}) {
 	msg := fmt.Sprintf(format, args...)
 	p.l.Error(msg, "component", "pebble")
-	panic("pebble: " + msg)
+	panic(&FatalError{Msg: msg})
 }
+
+// FatalError is the panic value of a fatal Pebble error (a failed WAL write
+// leaves the DB unusable). The processor recovers it on its own goroutines
+// and fails the shard; the process must reopen the DB to go on.
+type FatalError struct{ Msg string }
+
+func (e *FatalError) Error() string { return "pebble: fatal: " + e.Msg }
 
 // DeadLetter is one refused record, as stored under dlq/.
 type DeadLetter struct {

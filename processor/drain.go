@@ -211,8 +211,17 @@ func (d *drainer) send(seq uint64) bool {
 	}
 }
 
-func (d *drainer) sendOnce(key []byte, seq uint64) error {
+func (d *drainer) sendOnce(key []byte, seq uint64) (err error) {
 	s := d.s
+	defer func() {
+		if p := recover(); p != nil {
+			fe, ok := p.(*checkpoint.FatalError)
+			if !ok {
+				panic(p)
+			}
+			err = fe
+		}
+	}()
 	v, closer, err := s.db.Get(key)
 	if err != nil {
 		return fmt.Errorf("read outbox entry: %w", err)

@@ -138,7 +138,8 @@ func (s *Shard) ID() string { return s.id }
 // (redelivered records up to that position are skipped); otherwise the
 // shard's local state is discarded and everything after kclCheckpoint is
 // replayed. It starts the outbox drain.
-func (s *Shard) Start(ctx context.Context, kclCheckpoint string) error {
+func (s *Shard) Start(ctx context.Context, kclCheckpoint string) (err error) {
+	defer s.recoverFatal(&err)
 	if !isSeq(kclCheckpoint) {
 		kclCheckpoint = ""
 	}
@@ -185,7 +186,8 @@ func isSeq(s string) bool {
 // the watermark then advances to processing time. Process barriers when
 // the in-memory table is full, when a window can be sealed and when the
 // barrier interval has passed; a barrier blocks while the outbox is full.
-func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) error {
+func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) (err error) {
+	defer s.recoverFatal(&err)
 	if s.failed != nil {
 		return s.failed
 	}
@@ -217,12 +219,16 @@ func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) error
 // Barrier makes everything processed so far durable in one synced Pebble
 // batch, sealing the windows the watermark has passed. Call it at a record
 // boundary (never between the sub-records of one aggregated record).
-func (s *Shard) Barrier(ctx context.Context) error { return s.barrier(ctx, false, true) }
+func (s *Shard) Barrier(ctx context.Context) (err error) {
+	defer s.recoverFatal(&err)
+	return s.barrier(ctx, false, true)
+}
 
 // Flush seals every open window (whatever the watermark), makes it
 // durable, and waits until the outbox is fully acknowledged or ctx ends.
 // Used at shard end (TERMINATE) and graceful shutdown.
-func (s *Shard) Flush(ctx context.Context) error {
+func (s *Shard) Flush(ctx context.Context) (err error) {
+	defer s.recoverFatal(&err)
 	if err := s.barrier(ctx, true, true); err != nil {
 		return err
 	}
@@ -392,6 +398,18 @@ func (s *Shard) sealDue() bool {
 		}
 	}
 	return false
+}
+
+// recoverFatal turns a fatal Pebble error (a panic, see
+// checkpoint.FatalError) into a failed shard.
+func (s *Shard) recoverFatal(err *error) {
+	if p := recover(); p != nil {
+		fe, ok := p.(*checkpoint.FatalError)
+		if !ok {
+			panic(p)
+		}
+		*err = s.fail(fe)
+	}
 }
 
 func (s *Shard) fail(err error) error {
