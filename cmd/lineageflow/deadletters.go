@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/lineageflow/lineageflow/checkpoint"
+	"github.com/lineageflow/lineageflow/internal/cli"
+)
+
+func init() {
+	register(command{name: "deadletters", summary: "list the dead letters in a (stopped) worker's data dir", run: deadLetters})
+}
+
+func deadLetters(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("deadletters", flag.ContinueOnError)
+	dataDir := fs.String("data-dir", "", "the worker's data directory (the worker must be stopped)")
+	raw := fs.Bool("raw", false, "also print the first 200 bytes of each record")
+	fs.Usage = cli.Usage(fs, "lineageflow deadletters -data-dir DIR", "List refused records: shard, sequence number, reason, field, message.")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if *dataDir == "" {
+		return fmt.Errorf("-data-dir is required")
+	}
+	if _, err := os.Stat(*dataDir); err != nil {
+		return fmt.Errorf("-data-dir: %w", err)
+	}
+	db, err := checkpoint.Open(*dataDir, checkpoint.Options{})
+	if err != nil {
+		return fmt.Errorf("%w (is a worker still running on it?)", err)
+	}
+	defer db.Close()
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SHARD\tSEQ\tSUB\tARRIVAL\tREASON\tFIELD\tMESSAGE")
+	n := 0
+	err = checkpoint.ListDeadLetters(db, func(d checkpoint.DeadLetter) error {
+		n++
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", d.Shard, d.Seq, d.Sub, d.Arrival.Format("2006-01-02T15:04:05.000Z"), d.Reason, d.Field, d.Message)
+		if *raw {
+			r := d.Raw
+			if len(r) > 200 {
+				r = r[:200]
+			}
+			fmt.Fprintf(tw, "\t%q\n", r)
+		}
+		return nil
+	})
+	tw.Flush()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "%d dead letter(s)\n", n)
+	return nil
+}
