@@ -219,7 +219,7 @@ func (w *Worker) kclConfig(ctx context.Context) (*kcfg.KinesisClientLibConfigura
 	kc = kc.WithInitialPositionInStream(pos).
 		WithShardSyncIntervalMillis(int(w.cfg.ShardSync.Milliseconds())).
 		WithFailoverTimeMillis(failover).
-		WithLeaseRefreshPeriodMillis(failover/3).
+		WithLeaseRefreshPeriodMillis(failover / 3).
 		WithIdleTimeBetweenReadsInMillis(int(w.cfg.IdleBetweenReads.Milliseconds())).
 		WithCallProcessRecordsEvenForEmptyRecordList(true).
 		WithMaxRecords(w.cfg.MaxRecords).
