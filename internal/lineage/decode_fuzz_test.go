@@ -164,3 +164,37 @@ func compactJSON(t *testing.T, ev *Event) []byte {
 	}
 	return b
 }
+
+// FuzzScanAgreesWithEncodingJSON holds the scanner alone to encoding/json:
+// the same records are valid JSON, and a JSON string unescapes to the same
+// Go string.
+func FuzzScanAgreesWithEncodingJSON(f *testing.F) {
+	f.Add([]byte(`"caf\u00e9 \ud83d\ude00 \ud800\u0041 \udc00 \\ \/ \" \b\f\n\r\t"`))
+	f.Add([]byte("\"\xff\xed\xa0\x80\xc3\x28 ok \xe2\x82\xac\""))
+	f.Add([]byte(`{"a":[1,-0.5e+3,true,false,null,{}],"b":{"c":""}}`))
+	f.Add([]byte(`[01]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s scanner
+		s.reset(data)
+		first := s.peek()
+		s.skip(1)
+		s.end()
+		if valid := json.Valid(data); valid != (s.err == nil) {
+			t.Fatalf("%q: json.Valid %v, scanner error %v", data, valid, s.err)
+		}
+		if s.err != nil || first != '"' {
+			return
+		}
+		var want string
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatal(err)
+		}
+		s.reset(data)
+		s.peek()
+		raw, fl := s.str()
+		d := Decoder{noIntern: true}
+		if got := d.string(raw, fl, false); got != want {
+			t.Fatalf("%q: unescaped to %q, encoding/json says %q", data, got, want)
+		}
+	})
+}

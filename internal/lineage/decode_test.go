@@ -1,7 +1,11 @@
 package lineage
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -358,4 +362,37 @@ func FuzzParseTimeAgrees(f *testing.F) {
 			t.Fatalf("%q: parseTime %v %v, reference %v %v", s, got, ok, ref, refOK)
 		}
 	})
+}
+
+// TestCompactSchemaInSync checks that docs/compact-event.schema.json
+// documents exactly the fields the decoder reads, and that the valid
+// compact examples carry only those.
+func TestCompactSchemaInSync(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/compact-event.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Schema     string                     `json:"$schema"`
+		Required   []string                   `json:"required"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if schema.Schema != "https://json-schema.org/draft/2020-12/schema" {
+		t.Fatalf("$schema %q", schema.Schema)
+	}
+	var got []string
+	for k := range schema.Properties {
+		got = append(got, k)
+	}
+	sort.Strings(got)
+	want := []string{"in", "job", "out", "parent", "producer", "run", "time", "type", "v"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("schema properties %q, decoder reads %q", got, want)
+	}
+	if r := strings.Join(schema.Required, ","); r != "v,time,job" {
+		t.Fatalf("schema requires %s", r)
+	}
 }
