@@ -1,0 +1,220 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/lineageflow/lineageflow/checkpoint"
+	"github.com/lineageflow/lineageflow/internal/gen"
+	"github.com/lineageflow/lineageflow/sink"
+)
+
+type discardSink struct{}
+
+func (discardSink) WriteBatch(context.Context, sink.Batch) error { return nil }
+func (discardSink) Close(context.Context) error                  { return nil }
+
+func benchDB(b *testing.B) *pebble.DB {
+	db, err := checkpoint.Open(b.TempDir(), checkpoint.Options{Logger: testLogger(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
+// BenchmarkPipeline: raw record bytes -> sealed outbox on one shard, with
+// generated OpenLineage events (no duplicates or malformed records, so
+// every record is a full decode + dedup + run + window step).
+func BenchmarkPipeline(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	st := makeStream(b, gen.Config{Seed: 1, Events: 50000, DuplicateShare: -1, MalformedShare: -1}, r)
+	var bytes int
+	for _, rec := range st.recs {
+		bytes += len(rec.Data)
+	}
+	b.Logf("%d records, mean %d bytes", len(st.recs), bytes/len(st.recs))
+	b.ResetTimer()
+	events := 0
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		db := benchDB(b)
+		clk := &fakeClock{now: st.recs[0].Arrival}
+		cfg := testConfig(b, clk, &Stats{})
+		cfg.BarrierInterval = time.Second
+		s, _ := NewShard(fmt.Sprintf("shardId-%012d", i), db, discardSink{}, cfg)
+		ctx := context.Background()
+		if err := s.Start(ctx, ""); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		for j := 0; j < len(st.recs); j += 1000 {
+			k := min(j+1000, len(st.recs))
+			for k < len(st.recs) && st.recs[k].Seq == st.recs[k-1].Seq {
+				k++
+			}
+			clk.Set(st.recs[k-1].Arrival)
+			if err := s.Process(ctx, st.recs[j:k], false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Barrier(ctx); err != nil {
+			b.Fatal(err)
+		}
+		events += len(st.recs)
+		b.StopTimer()
+		s.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	_ = start
+}
+
+// BenchmarkWideWindow: 1M distinct keys in one window (a JobEvent-like
+// fan-in: synthetic edges straight into the table), then seal.
+func BenchmarkWideWindow(b *testing.B) {
+	const keys = 1 << 20
+	for i := 0; i < b.N; i++ {
+		db := benchDB(b)
+		clk := &fakeClock{now: time.Unix(1767225600, 0)}
+		cfg := testConfig(b, clk, &Stats{})
+		cfg.OutboxCap = 1 << 20
+		s, _ := NewShard("shardId-000000000001", db, discardSink{}, cfg)
+		ctx := context.Background()
+		if err := s.Start(ctx, ""); err != nil {
+			b.Fatal(err)
+		}
+		s.curSeq = "1"
+		t0 := time.Now()
+		fillKeys(s, keys, 0)
+		if err := s.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(keys)/time.Since(t0).Seconds(), "keys/s")
+		s.Close()
+	}
+}
+
+// fillKeys adds n distinct DERIVES edges to window 0 through the table,
+// barriering whenever the table is full (as Process does).
+func fillKeys(s *Shard, n, offset int) {
+	ctx := context.Background()
+	for k := 0; k < n; k++ {
+		out := fmt.Sprintf("dataset:2:ns/o%d", (k+offset)%1024)
+		in := fmt.Sprintf("dataset:2:ns/i%d", (k+offset)/1024)
+		s.touchBucket(1767225600000, "1")
+		s.tab.AddEdge(1767225600000, "DERIVES", in, out, 1, 2, "r")
+		if s.tab.Len() >= s.cfg.MaxOpenKeys {
+			if err := s.barrier(ctx, false, true); err != nil {
+				panic(err)
+			}
+		}
+	}
+}
+
+// BenchmarkBarrier measures one barrier (with MaxOpenKeys fresh deltas)
+// when the shard already holds 10k and 1M keys in open windows.
+func BenchmarkBarrier(b *testing.B) {
+	for _, held := range []int{10_000, 1_000_000} {
+		b.Run(fmt.Sprintf("state=%d", held), func(b *testing.B) {
+			db := benchDB(b)
+			clk := &fakeClock{now: time.Unix(1767225600, 0)}
+			cfg := testConfig(b, clk, &Stats{})
+			s, _ := NewShard("shardId-000000000001", db, discardSink{}, cfg)
+			ctx := context.Background()
+			if err := s.Start(ctx, ""); err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			s.curSeq = "1"
+			fillKeys(s, held, 0)
+			if err := s.Barrier(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				fillKeysNoBarrier(s, 10_000, held+i*10_000)
+				b.StartTimer()
+				if err := s.Barrier(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func fillKeysNoBarrier(s *Shard, n, offset int) {
+	for k := 0; k < n; k++ {
+		s.touchBucket(1767225600000, "1")
+		s.tab.AddEdge(1767225600000, "DERIVES", fmt.Sprintf("dataset:2:ns/i%d", (k+offset)/1024), fmt.Sprintf("dataset:2:ns/o%d", (k+offset)%1024), 1, 2, "r")
+	}
+}
+
+// TestPeakRSSFiveMillionKeys holds 5M distinct keys in one open window
+// (barriers every MaxOpenKeys) and prints the peak RSS. Opt-in: set
+// LINEAGEFLOW_RSS_TEST=1 (it takes a minute).
+func TestPeakRSSFiveMillionKeys(t *testing.T) {
+	if os.Getenv("LINEAGEFLOW_RSS_TEST") != "1" {
+		t.Skip("set LINEAGEFLOW_RSS_TEST=1")
+	}
+	db, err := checkpoint.Open(t.TempDir(), checkpoint.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	clk := &fakeClock{now: time.Unix(1767225600, 0)}
+	s, _ := NewShard("shardId-000000000001", db, discardSink{}, testConfig(t, clk, &Stats{}))
+	if err := s.Start(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.curSeq = "1"
+	fillKeys(s, 5_000_000, 0)
+	if err := s.Barrier(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	rss := peakRSS()
+	t.Logf("peak RSS with 5M open keys: %d MiB", rss>>20)
+	if rss > 512<<20 {
+		t.Errorf("peak RSS %d MiB > 512 MiB", rss>>20)
+	}
+}
+
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	var kb int64
+	for _, line := range splitLines(string(b)) {
+		if n, _ := fmt.Sscanf(line, "VmHWM: %d kB", &kb); n == 1 {
+			return kb << 10
+		}
+	}
+	return -1
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != '\n' {
+			i++
+		}
+		out = append(out, s[:i])
+		if i < len(s) {
+			i++
+		}
+		s = s[i:]
+	}
+	return out
+}
