@@ -105,6 +105,10 @@ write_env() {
 		echo "AWS_REGION=us-east-1"
 		echo "AWS_ACCESS_KEY_ID=local"
 		echo "AWS_SECRET_ACCESS_KEY=local"
+		# The same, under the names lineageflow's flags read (see README).
+		echo "LINEAGEFLOW_REGION=us-east-1"
+		echo "LINEAGEFLOW_ACCESS_KEY_ID=local"
+		echo "LINEAGEFLOW_SECRET_ACCESS_KEY=local"
 	} >"$tmp"
 	if ((any)); then
 		mv -f "$tmp" "$STANDIN_DIR/env"
