@@ -26,14 +26,20 @@ type workload struct {
 // nDatasets datasets and nJobs jobs. Names hold '/', ':', quotes and
 // Unicode.
 func genWorkload(seed uint64, nBatches, edgesPer, nDatasets, nJobs int) workload {
+	return genWorkloadNS("", seed, nBatches, edgesPer, nDatasets, nJobs)
+}
+
+// genWorkloadNS is genWorkload with every namespace prefixed by ns (tests
+// sharing one Gremlin Server keep apart by namespace).
+func genWorkloadNS(ns string, seed uint64, nBatches, edgesPer, nDatasets, nJobs int) workload {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	ds := make([]lineage.Vertex, nDatasets)
 	for i := range ds {
-		ds[i] = lineage.DatasetVertex(lineage.Dataset{Namespace: fmt.Sprintf("s3://b%d", i%7), Name: fmt.Sprintf("t/%d:'x\"ß", i)})
+		ds[i] = lineage.DatasetVertex(lineage.Dataset{Namespace: fmt.Sprintf("%ss3://b%d", ns, i%7), Name: fmt.Sprintf("t/%d:'x\"ß", i)})
 	}
 	js := make([]lineage.Vertex, nJobs)
 	for i := range js {
-		js[i] = lineage.JobVertex(lineage.Job{Namespace: "spark", Name: fmt.Sprintf("job|%d", i)})
+		js[i] = lineage.JobVertex(lineage.Job{Namespace: ns + "spark", Name: fmt.Sprintf("job|%d", i)})
 	}
 	var w workload
 	ref := map[string]lineage.Edge{}
