@@ -168,7 +168,15 @@ func edgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gremli
 
 // run submits t and waits for its whole answer (All, not Next: Next hides
 // server errors in gremlin-go v3.7.4). Close unblocks it.
-func (c *gremlinConn) run(t *gremlingo.GraphTraversal) error {
+func (c *gremlinConn) run(t *gremlingo.GraphTraversal) (err error) {
+	// gremlin-go v3.7.4 closes a broken connection's write channel before
+	// it marks the connection dead, so a request in that window panics
+	// with "send on closed channel": that is a connection error.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("sink: gremlin-go connection broke: %v", r)
+		}
+	}()
 	rs, err := t.GetResultSet()
 	if err != nil {
 		return err
@@ -207,7 +215,13 @@ func (c *gremlinConn) Close() {
 	}
 	c.mu.closed = true
 	c.mu.Unlock()
-	c.drc.Close()
+	func() {
+		// gremlin-go v3.7.4 may close the transport from its read loop at
+		// the same time ("close of closed channel"); the socket is closed
+		// either way.
+		defer func() { _ = recover() }()
+		c.drc.Close()
+	}()
 	c.mu.Lock()
 	pending := c.mu.pending
 	c.mu.pending = nil
