@@ -85,6 +85,9 @@ type Aggregate struct {
 	Data            []byte
 	Records         int // user records inside
 	UserBytes       int // sum of the user records' data and key lengths
+	// PartitionKeys are the distinct partition keys of the user records,
+	// in order of first appearance (PartitionKeys[0] == PartitionKey).
+	PartitionKeys []string
 }
 
 // Aggregator packs user records into one aggregated record up to a size
@@ -252,6 +255,7 @@ func (a *Aggregator) Flush() (agg Aggregate, ok bool) {
 		Data:            data,
 		Records:         a.n,
 		UserBytes:       a.user,
+		PartitionKeys:   append([]string(nil), a.pkTable...),
 	}
 	a.reset()
 	return agg, true

@@ -108,6 +108,18 @@ func TestRoundTrip(t *testing.T) {
 				if agg.PartitionKey != groups[i][0].PartitionKey || agg.ExplicitHashKey != groups[i][0].ExplicitHashKey {
 					t.Fatalf("aggregate %d: outer key %q/%q, want the first record's", i, agg.PartitionKey, agg.ExplicitHashKey)
 				}
+				keys := map[string]bool{}
+				for _, r := range groups[i] {
+					keys[r.PartitionKey] = true
+				}
+				if len(agg.PartitionKeys) != len(keys) || agg.PartitionKeys[0] != agg.PartitionKey {
+					t.Fatalf("aggregate %d: PartitionKeys %q, want the %d distinct keys", i, agg.PartitionKeys, len(keys))
+				}
+				for _, k := range agg.PartitionKeys {
+					if !keys[k] {
+						t.Fatalf("aggregate %d: PartitionKeys has %q", i, k)
+					}
+				}
 				if agg.Records != len(groups[i]) {
 					t.Fatalf("aggregate %d: Records=%d, want %d", i, agg.Records, len(groups[i]))
 				}
