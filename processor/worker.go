@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
@@ -46,6 +48,8 @@ type Config struct {
 	IdleBetweenReads time.Duration
 	// MaxRecords per GetRecords call (default 10000).
 	MaxRecords int
+	// MaxLeases caps the shards this worker holds (default: no cap).
+	MaxLeases int
 	// ShutdownGrace bounds the drain of a graceful shutdown (default 20 s).
 	ShutdownGrace time.Duration
 	// FromLatest starts shards without checkpoint at LATEST instead of TRIM_HORIZON.
@@ -96,6 +100,12 @@ func (c Config) Validate() error {
 	if c.Sink == nil {
 		errs = append(errs, fmt.Errorf("%w: no sink", ErrConfig))
 	}
+	if c.FailoverTime < 300*time.Millisecond || c.ShardSync < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("%w: failover time %v must be >= 300ms and shard sync %v >= 10ms", ErrConfig, c.FailoverTime, c.ShardSync))
+	}
+	if c.MaxLeases < 0 {
+		errs = append(errs, fmt.Errorf("%w: MaxLeases %d must be >= 0 (0: no cap)", ErrConfig, c.MaxLeases))
+	}
 	if c.MaxRecords < 1 || c.MaxRecords > 10000 {
 		errs = append(errs, fmt.Errorf("%w: MaxRecords %d must be in 1..10000 (the Kinesis limit)", ErrConfig, c.MaxRecords))
 	}
@@ -113,6 +123,7 @@ type Worker struct {
 	cfg Config
 	log *slog.Logger
 	db  *pebble.DB
+	ddb *dynamodb.Client // the lease table, read by the lease guard
 
 	mu struct {
 		sync.Mutex
@@ -149,6 +160,23 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	defer w.cancel(nil)
 
+	awsCfg, err := w.cfg.AWS.AWS(ctx)
+	if err != nil {
+		return err
+	}
+	w.ddb = dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		o.BaseEndpoint = awsconf.Endpoint(w.cfg.AWS.DynamoDBEndpoint)
+	})
+	// The KCL creates the lease table without waiting for it to become
+	// ACTIVE, and two workers starting at once race on CreateTable: create
+	// it here (ResourceInUse is fine) and wait until it is ACTIVE.
+	if err := w.ensureLeaseTable(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+
 	kc, err := w.kclConfig(ctx)
 	if err != nil {
 		return err
@@ -160,8 +188,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		if err == nil {
 			break
 		}
-		// Two workers creating the lease table at once: the second gets
-		// ResourceInUseException. Retry; the table exists by then.
+		// Kept as a second line of defence: the second of two workers
+		// creating the table at once gets ResourceInUseException.
 		if attempt < 10 && (strings.Contains(err.Error(), "ResourceInUse") || strings.Contains(err.Error(), "being created")) {
 			w.log.Info("lease table being created by another worker; retrying", "err", err)
 			select {
@@ -173,12 +201,25 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("processor: start KCL worker: %w", err)
 	}
-	w.log.Info("KCL worker started", "stream", w.cfg.Stream, "app", w.cfg.AppName)
+	w.log.Info("KCL worker started", "stream", w.cfg.Stream, "app", w.cfg.AppName,
+		"failover", w.cfg.FailoverTime, "shard_sync", w.cfg.ShardSync)
 	select {
 	case <-ctx.Done():
+		w.log.Info("shutdown requested: flushing shards")
 	case <-w.ctx.Done():
 	}
-	kw.Shutdown() // REQUESTED shutdown of every shard consumer, waits for them
+	// REQUESTED shutdown of every shard consumer; kw.Shutdown waits for
+	// them. A consumer blocked on a sink that never answers would hang it:
+	// bound the wait (Pebble state is consistent at every barrier, so
+	// leaving without the last flush only costs a replay).
+	done := make(chan struct{})
+	go func() { kw.Shutdown(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(w.cfg.ShutdownGrace + 5*time.Second):
+		w.log.Error("KCL shutdown did not finish in time; exiting without it", "waited", w.cfg.ShutdownGrace+5*time.Second)
+		w.cancel(errors.New("processor: shutdown timed out"))
+	}
 	w.mu.Lock()
 	for id, s := range w.mu.shards {
 		s.Close()
@@ -189,6 +230,62 @@ func (w *Worker) Run(ctx context.Context) error {
 		return cause
 	}
 	return nil
+}
+
+// ensureLeaseTable creates the KCL lease table (the KCL's schema: hash key
+// ShardID) if it is missing and waits until it is ACTIVE.
+func (w *Worker) ensureLeaseTable(ctx context.Context) error {
+	name := aws.String(w.cfg.AppName)
+	deadline := time.Now().Add(2 * time.Minute)
+	created := false
+	for {
+		out, err := w.ddb.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: name})
+		var nf *ddbtypes.ResourceNotFoundException
+		switch {
+		case err == nil && out.Table != nil && out.Table.TableStatus == ddbtypes.TableStatusActive:
+			return nil
+		case errors.As(err, &nf) && !created:
+			_, cerr := w.ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
+				TableName:             name,
+				AttributeDefinitions:  []ddbtypes.AttributeDefinition{{AttributeName: aws.String("ShardID"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
+				KeySchema:             []ddbtypes.KeySchemaElement{{AttributeName: aws.String("ShardID"), KeyType: ddbtypes.KeyTypeHash}},
+				ProvisionedThroughput: &ddbtypes.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(10), WriteCapacityUnits: aws.Int64(10)},
+			})
+			var inUse *ddbtypes.ResourceInUseException
+			if cerr != nil && !errors.As(cerr, &inUse) {
+				return fmt.Errorf("processor: create lease table %s: %w", w.cfg.AppName, cerr)
+			}
+			created = true
+		case err != nil && !errors.As(err, &nf):
+			return fmt.Errorf("processor: describe lease table %s: %w", w.cfg.AppName, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processor: lease table %s not ACTIVE after 2 minutes", w.cfg.AppName)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// leaseOwner reads the owner of shard's lease (consistent read).
+func (w *Worker) leaseOwner(ctx context.Context, shard string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := w.ddb.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(w.cfg.AppName),
+		ConsistentRead: aws.Bool(true),
+		Key:            map[string]ddbtypes.AttributeValue{"ShardID": &ddbtypes.AttributeValueMemberS{Value: shard}},
+	})
+	if err != nil {
+		return "", err
+	}
+	if v, ok := out.Item["AssignedTo"].(*ddbtypes.AttributeValueMemberS); ok {
+		return v.Value, nil
+	}
+	return "", nil
 }
 
 func (w *Worker) kclConfig(ctx context.Context) (*kcfg.KinesisClientLibConfiguration, error) {
@@ -216,16 +313,26 @@ func (w *Worker) kclConfig(ctx context.Context) (*kcfg.KinesisClientLibConfigura
 		pos = kcfg.LATEST
 	}
 	failover := int(w.cfg.FailoverTime.Milliseconds())
+	sync := int(w.cfg.ShardSync.Milliseconds())
 	kc = kc.WithInitialPositionInStream(pos).
-		WithShardSyncIntervalMillis(int(w.cfg.ShardSync.Milliseconds())).
+		WithShardSyncIntervalMillis(sync).
 		WithFailoverTimeMillis(failover).
-		WithLeaseRefreshPeriodMillis(failover / 3).
+		// v1.0.0's polling consumer renews every LeaseRefreshWaitTime
+		// (default 2.5 s, whatever the failover time); LeaseRefreshPeriodMillis
+		// is only read by the fan-out consumer. Renew three times per lease.
+		WithLeaseRefreshWaitTime(max(failover/3, 1)).
+		WithLeaseRefreshPeriodMillis(max(failover/3, 1)).
+		// Lease sync (the lease-table scan behind rebalancing) defaults to 60 s.
+		WithLeaseSyncingIntervalMillis(sync).
 		WithIdleTimeBetweenReadsInMillis(int(w.cfg.IdleBetweenReads.Milliseconds())).
 		WithCallProcessRecordsEvenForEmptyRecordList(true).
 		WithMaxRecords(w.cfg.MaxRecords).
 		WithLogger(kclLogger{w.log.With("component", "kcl")})
+	if w.cfg.MaxLeases > 0 {
+		kc = kc.WithMaxLeasesForWorker(w.cfg.MaxLeases)
+	}
 	if w.cfg.LeaseStealing {
-		kc = kc.WithLeaseStealing(true).WithLeaseStealingIntervalMillis(int(w.cfg.ShardSync.Milliseconds()) * 2)
+		kc = kc.WithLeaseStealing(true).WithLeaseStealingIntervalMillis(sync * 2)
 	}
 	return kc, nil
 }
@@ -246,6 +353,9 @@ type recordProcessor struct {
 	w    *Worker
 	s    *Shard
 	recs []Record
+	// lost: the lease guard saw another owner. v1.0.0 gives such a
+	// processor no Shutdown; it stops processing and never checkpoints.
+	lost bool
 }
 
 func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
@@ -277,7 +387,7 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 }
 
 func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
-	if p.s == nil || p.w.ctx.Err() != nil {
+	if p.s == nil || p.lost || p.w.ctx.Err() != nil {
 		// Never acknowledge what we did not process: without a checkpoint
 		// the records come back to the next owner.
 		return
@@ -298,7 +408,12 @@ func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
 		}
 		p.recs = append(p.recs, Record{Seq: seq, Sub: sub, Arrival: arrival, Data: r.Data})
 	}
-	if err := p.s.Process(p.w.ctx, p.recs, in.MillisBehindLatest == 0); err != nil {
+	// Caught up: an empty read with nothing behind. MillisBehindLatest
+	// alone is not enough: kinesalite always reports 0, even on a full
+	// batch with more records pending, which would advance the watermark
+	// to processing time while the shard is still catching up.
+	caughtUp := in.MillisBehindLatest == 0 && len(in.Records) == 0
+	if err := p.s.Process(p.w.ctx, p.recs, caughtUp); err != nil {
 		if p.w.ctx.Err() == nil {
 			p.w.fatal(err)
 		}
@@ -307,9 +422,42 @@ func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
 	p.checkpoint(in.Checkpointer)
 }
 
+// ownsLease is the lease guard: v1.0.0 writes a checkpoint as an
+// unconditional PutItem that also sets AssignedTo to this worker, so a
+// processor whose lease was taken (expired under load, or stolen) would
+// hand the lease back to itself and disturb the new owner. Read the owner
+// first; when it is another worker, stop this processor for good (the KCL
+// will not tell it) and abandon the shard's pipeline.
+func (p *recordProcessor) ownsLease() bool {
+	if p.lost {
+		return false
+	}
+	owner, err := p.w.leaseOwner(p.w.ctx, p.s.ID())
+	if err != nil {
+		p.w.log.Warn("lease guard: reading the lease failed; not checkpointing now", "shard", p.s.ID(), "err", err)
+		return false
+	}
+	if owner == p.w.cfg.WorkerID {
+		return true
+	}
+	p.lost = true
+	p.w.log.Warn("lease lost: another worker owns the shard; abandoning it here", "shard", p.s.ID(), "owner", owner)
+	p.s.Abandon()
+	p.w.mu.Lock()
+	if p.w.mu.shards[p.s.ID()] == p.s {
+		delete(p.w.mu.shards, p.s.ID())
+	}
+	p.w.mu.Unlock()
+	return false
+}
+
 func (p *recordProcessor) checkpoint(c kcl.IRecordProcessorCheckpointer) {
 	seq, ok := p.s.Checkpoint()
 	if !ok {
+		return
+	}
+	if !p.ownsLease() {
+		p.s.reported = "" // not written: try again (if still the owner)
 		return
 	}
 	if err := c.Checkpoint(&seq); err != nil {
@@ -321,7 +469,7 @@ func (p *recordProcessor) checkpoint(c kcl.IRecordProcessorCheckpointer) {
 }
 
 func (p *recordProcessor) Shutdown(in *kcl.ShutdownInput) {
-	if p.s == nil {
+	if p.s == nil || p.lost {
 		return
 	}
 	s, w := p.s, p.w
@@ -342,6 +490,10 @@ func (p *recordProcessor) Shutdown(in *kcl.ShutdownInput) {
 			return
 		}
 		s.Close()
+		if !p.ownsLease() {
+			w.log.Warn("shard end: lease lost; the new owner will checkpoint SHARD_END", "shard", s.ID())
+			return
+		}
 		if err := in.Checkpointer.Checkpoint(nil); err != nil {
 			w.log.Error("shard end checkpoint failed", "shard", s.ID(), "err", err)
 		}

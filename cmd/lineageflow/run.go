@@ -45,7 +45,11 @@ func runWorker(ctx context.Context, args []string) error {
 		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
 		leaseSteal  = fs.Bool("lease-stealing", false, "take leases from busier workers")
 		failover    = fs.Duration("failover-time", 10*time.Second, "lease lifetime without renewal")
-		shardSync   = fs.Duration("shard-sync", time.Second, "shard/lease sync interval")
+		shardSync   = fs.Duration("shard-sync", time.Second, "shard/lease sync interval (the KCL takes at most one new lease per sync)")
+		maxLeases   = fs.Int("max-leases", 0, "most shards this worker holds (0: no cap)")
+		idleReads   = fs.Duration("idle-between-reads", 200*time.Millisecond, "pause after an empty GetRecords")
+		maxRecords  = fs.Int("max-records", 10000, "records per GetRecords call (1..10000)")
+		grace       = fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM: how long shards may take to seal, drain and checkpoint")
 		fromLatest  = fs.Bool("from-latest", false, "start shards without a checkpoint at LATEST (default TRIM_HORIZON)")
 		logFormat   = fs.String("log-format", "text", "log format: json or text")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -74,6 +78,7 @@ func runWorker(ctx context.Context, args []string) error {
 			RunTimeout: *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,
+		MaxLeases: *maxLeases, IdleBetweenReads: *idleReads, MaxRecords: *maxRecords, ShutdownGrace: *grace,
 		Logger: logger,
 	}
 	wk, err := processor.NewWorker(cfg)
@@ -85,7 +90,12 @@ func runWorker(ctx context.Context, args []string) error {
 		defer close(stop)
 		go logStats(wk.Stats(), logger, *statsPeriod, stop)
 	}
-	return wk.Run(ctx)
+	err = wk.Run(ctx)
+	logStatsOnce(wk.Stats(), logger)
+	if err == nil {
+		logger.Info("worker stopped cleanly")
+	}
+	return err
 }
 
 func newLogger(format, level string) (*slog.Logger, error) {
@@ -111,13 +121,17 @@ func logStats(st *processor.Stats, l *slog.Logger, every time.Duration, stop cha
 		case <-stop:
 			return
 		case <-t.C:
-			args := []any{"backpressured", st.IsBackPressured()}
-			for k, v := range st.Snapshot() {
-				args = append(args, k, v)
-			}
-			l.Info("stats", args...)
+			logStatsOnce(st, l)
 		}
 	}
+}
+
+func logStatsOnce(st *processor.Stats, l *slog.Logger) {
+	args := []any{"backpressured", st.IsBackPressured()}
+	for k, v := range st.Snapshot() {
+		args = append(args, k, v)
+	}
+	l.Info("stats", args...)
 }
 
 // openSink builds the sink.Writer named by spec.
