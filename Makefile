@@ -7,7 +7,7 @@ GOLANGCI        := $(BIN)/golangci-lint
 # Packages with goroutines of their own: always tested with the race detector.
 RACE_PKGS       := ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./internal/gremlinproxy/...
 
-.PHONY: all build test test-unit test-race lint fmt fmt-check vet tidy-check bench demo e2e standins-up standins-down clean
+.PHONY: tools all build test test-unit test-race lint fmt fmt-check vet tidy-check bench demo e2e standins-up standins-down clean
 
 all: build
 
@@ -24,6 +24,9 @@ test-unit:
 
 test-race:
 	$(GO) test -race -short $(RACE_PKGS)
+
+## tools: install the pinned linter into bin/.
+tools: $(GOLANGCI)
 
 $(GOLANGCI):
 	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
