@@ -31,6 +31,7 @@ type Stats struct {
 	Checkpoints     atomic.Int64 // KCL checkpoints written
 
 	backpressured atomic.Int64 // shards blocked on a full outbox right now
+	obs           observed     // read by exporters: observe.go
 
 	invalid sync.Map // lineage.Reason -> *atomic.Int64
 }
@@ -70,6 +71,7 @@ func (s *Stats) IsBackPressured() bool { return s.backpressured.Load() > 0 }
 func (s *Stats) observeBarrier(d time.Duration) {
 	s.Barriers.Add(1)
 	s.BarrierNanos.Add(int64(d))
+	s.observeBarrierBucket(d)
 	for {
 		cur := s.BarrierMaxNanos.Load()
 		if int64(d) <= cur || s.BarrierMaxNanos.CompareAndSwap(cur, int64(d)) {

@@ -203,11 +203,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.log.Info("KCL worker started", "stream", w.cfg.Stream, "app", w.cfg.AppName,
 		"failover", w.cfg.FailoverTime, "shard_sync", w.cfg.ShardSync)
+	w.Stats().setRunning(true)
 	select {
 	case <-ctx.Done():
 		w.log.Info("shutdown requested: flushing shards")
 	case <-w.ctx.Done():
 	}
+	w.Stats().setRunning(false)
 	// REQUESTED shutdown of every shard consumer; kw.Shutdown waits for
 	// them. A consumer blocked on a sink that never answers would hang it:
 	// bound the wait (Pebble state is consistent at every barrier, so
@@ -382,6 +384,7 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 	w.mu.Lock()
 	w.mu.shards[in.ShardId] = s
 	w.mu.Unlock()
+	w.Stats().shardStarted(in.ShardId)
 	p.s = s
 	w.log.Info("shard started", "shard", in.ShardId, "kcl_checkpoint", seq)
 }
@@ -413,6 +416,7 @@ func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
 	// batch with more records pending, which would advance the watermark
 	// to processing time while the shard is still catching up.
 	caughtUp := in.MillisBehindLatest == 0 && len(in.Records) == 0
+	p.w.Stats().observeRead(p.s.ID(), in.MillisBehindLatest)
 	if err := p.s.Process(p.w.ctx, p.recs, caughtUp); err != nil {
 		if p.w.ctx.Err() == nil {
 			p.w.fatal(err)
@@ -466,6 +470,7 @@ func (p *recordProcessor) checkpoint(c kcl.IRecordProcessorCheckpointer) {
 		return
 	}
 	p.w.Stats().Checkpoints.Add(1)
+	p.w.Stats().observeCheckpoint(p.s.ID())
 }
 
 func (p *recordProcessor) Shutdown(in *kcl.ShutdownInput) {
