@@ -168,7 +168,9 @@ func Compare(want Expected, got *graphread.Snapshot) *Report {
 			wantKeys = append(wantKeys, k)
 		}
 	}
-	sort.Slice(wantKeys, func(i, j int) bool { return wantKeys[i].out+wantKeys[i].label+wantKeys[i].in < wantKeys[j].out+wantKeys[j].label+wantKeys[j].in })
+	sort.Slice(wantKeys, func(i, j int) bool {
+		return wantKeys[i].out+wantKeys[i].label+wantKeys[i].in < wantKeys[j].out+wantKeys[j].label+wantKeys[j].in
+	})
 	for _, k := range wantKeys {
 		r.MissingEdges.add(fmt.Sprintf("%q -[%s]-> %q", k.out, k.label, k.in))
 	}
