@@ -34,7 +34,7 @@ func Parse(fs *flag.FlagSet, args []string) error {
 			return
 		}
 		if e := fs.Set(f.Name, v); e != nil {
-			err = fmt.Errorf("environment variable %s=%q (flag -%s): %v", EnvName(f.Name), v, f.Name, e)
+			err = fmt.Errorf("environment variable %s=%q (flag -%s): %w", EnvName(f.Name), v, f.Name, e)
 		}
 	})
 	return err

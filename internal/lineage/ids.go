@@ -79,6 +79,6 @@ type byteWriter interface{ Write([]byte) (int, error) }
 
 func writeLP(w byteWriter, s string) {
 	var n [binary.MaxVarintLen64]byte
-	w.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-	w.Write([]byte(s))
+	_, _ = w.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+	_, _ = w.Write([]byte(s))
 }
