@@ -244,7 +244,7 @@ func TestRefused(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("got %d records, err %v; want %v", len(got), err, tt.want)
 			}
-			if IsAggregated(tt.data) != (tt.want == ErrCorrupt) {
+			if IsAggregated(tt.data) != errors.Is(tt.want, ErrCorrupt) {
 				t.Fatalf("IsAggregated = %v", IsAggregated(tt.data))
 			}
 		})

@@ -123,14 +123,6 @@ func TestRunDelivers(t *testing.T) {
 	}
 }
 
-// renumber rewrites the index prefix of each record's data to its position.
-func renumber(recs []Record) []Record {
-	for i := range recs {
-		copy(recs[i].Data, fmt.Sprintf("%08d|", i))
-	}
-	return recs
-}
-
 // TestBatchLimits sends records that fill requests by count and by bytes.
 func TestBatchLimits(t *testing.T) {
 	tests := []struct {
