@@ -54,6 +54,7 @@ func runWorker(ctx context.Context, args []string) error {
 		logFormat   = fs.String("log-format", "text", "log format: json or text")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		statsPeriod = fs.Duration("stats-every", 10*time.Second, "log the counters this often (0: never)")
+		httpAddr    = fs.String("http-addr", ":9090", "listen address of /metrics, /healthz and /readyz (empty: no HTTP server)")
 	)
 	fs.Usage = cli.Usage(fs, "lineageflow run [flags]", "Run one worker process: KCL reads the shards it leases, the processor windows lineage edges in Pebble and writes sealed windows to the sink.")
 	if err := cli.Parse(fs, args); err != nil {
@@ -68,6 +69,7 @@ func runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeSink()
+	w, ops := instrument(w)
 	cfg := processor.Config{
 		Stream: *stream, AppName: *app, WorkerID: *workerID, DataDir: *dataDir, Sink: w,
 		AWS: awsconf.Config{Region: *region, KinesisEndpoint: *kinEP, DynamoDBEndpoint: *ddbEP,
@@ -85,6 +87,11 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	stopHTTP, err := ops.serve(ctx, *httpAddr, wk, logger)
+	if err != nil {
+		return err
+	}
+	defer stopHTTP()
 	if *statsPeriod > 0 {
 		stop := make(chan struct{})
 		defer close(stop)

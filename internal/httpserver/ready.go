@@ -1,0 +1,134 @@
+package httpserver
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lineageflow/lineageflow/sink"
+)
+
+// Readiness decides /readyz. The worker is ready when
+//
+//   - its KCL worker is running: started (Pebble open, lease table ACTIVE,
+//     KCL started) and not shutting down. Holding leases is not required:
+//     a worker waiting for a lease (more workers than shards, or right
+//     after a peer took them) is ready, as it is doing its job; and
+//   - the sink is connected: it has no evidence that the graph cannot be
+//     reached. The evidence is (a) the last WriteBatch that finished
+//     failed with a connection-class error (Connection, Timeout,
+//     ReadOnlyViolation: the graph could not be reached or is a reader
+//     now; not a refused request) and no later one succeeded, or (b) over
+//     the last Window the sink's own counters show connection-class
+//     retries and no acknowledged request. An idle sink is connected:
+//     connections open lazily, on the first request.
+//
+// Not ready does not restart the pod (that is /healthz); it takes it out
+// of rollouts and of the PodDisruptionBudget's healthy count. Safe for
+// concurrent use.
+type Readiness struct {
+	// Running reports whether the worker is started and not stopping
+	// ([processor.Worker.Running]). Nil: not ready.
+	Running func() bool
+	// Leases returns the number of leases held (for the message only).
+	Leases func() int
+	// LastSinkError is the error of the last finished WriteBatch (nil:
+	// succeeded or none yet) ([metrics.Exporter.LastSinkError]). Optional.
+	LastSinkError func() (error, time.Time)
+	// SinkStats are the sink's own counters ([sink.Neptune.Stats]). Optional.
+	SinkStats func() sink.Stats
+	// Window is the span over which the sink counters are compared
+	// (default 15 s).
+	Window time.Duration
+	// Now (default time.Now).
+	Now func() time.Time
+
+	mu struct {
+		sync.Mutex
+		samples []sample // oldest first, spanning at least Window when possible
+	}
+}
+
+type sample struct {
+	at                time.Time
+	requests, retries uint64
+}
+
+// Check returns nil when ready, else what is missing.
+func (r *Readiness) Check() error {
+	if r.Running == nil || !r.Running() {
+		return errors.New("worker not running (starting: opening state, creating the lease table, starting KCL; or shutting down)")
+	}
+	if err := r.sinkConnected(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Status is Check's answer in words, for the /readyz body.
+func (r *Readiness) Status() string {
+	if r.Leases == nil {
+		return "running"
+	}
+	n := r.Leases()
+	if n == 0 {
+		return "running, waiting for leases"
+	}
+	return fmt.Sprintf("running, %d lease(s) held", n)
+}
+
+func (r *Readiness) sinkConnected() error {
+	if r.LastSinkError != nil {
+		if err, at := r.LastSinkError(); IsConnectionError(err) {
+			return fmt.Errorf("sink not connected: last write at %s failed: %v", at.UTC().Format(time.RFC3339), err)
+		}
+	}
+	if r.SinkStats == nil {
+		return nil
+	}
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	window := r.Window
+	if window <= 0 {
+		window = 15 * time.Second
+	}
+	st := r.SinkStats()
+	cur := sample{at: now(), requests: st.Requests,
+		retries: st.Retries[sink.CodeConnection] + st.Retries[sink.CodeTimeout] + st.Retries[sink.CodeReadOnlyViolation]}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mu.samples = append(r.mu.samples, cur)
+	// Keep the newest sample at least Window old as the base.
+	for len(r.mu.samples) > 2 && cur.at.Sub(r.mu.samples[1].at) >= window {
+		r.mu.samples = r.mu.samples[1:]
+	}
+	base := r.mu.samples[0]
+	if cur.retries > base.retries && cur.requests == base.requests {
+		return fmt.Errorf("sink not connected: %d connection retries and no acknowledged request in the last %s",
+			cur.retries-base.retries, cur.at.Sub(base.at).Round(time.Second))
+	}
+	return nil
+}
+
+// IsConnectionError reports whether err says the graph could not be
+// reached (rather than that it refused a request): a [*sink.Error] of
+// class Connection, Timeout or ReadOnlyViolation, or [sink.ErrClosed].
+func IsConnectionError(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, sink.ErrClosed) {
+		return true
+	}
+	var se *sink.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sink.CodeConnection, sink.CodeTimeout, sink.CodeReadOnlyViolation:
+			return true
+		}
+	}
+	return false
+}

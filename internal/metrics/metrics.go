@@ -1,0 +1,311 @@
+// Package metrics exports the worker's counters to Prometheus (prefix
+// lineage_). Almost everything is read at scrape time from what the
+// processor and the sink already count ([processor.Stats],
+// [processor.Worker.Shards], [sink.Neptune.Stats]): no second set of
+// counters, no cost on the record path. The only things measured here are
+// per sink batch, by [Exporter.WrapSink]: its latency and the vertices and
+// edges it made true in the graph.
+//
+// It owns no state of the pipeline and never blocks it: a scrape takes the
+// worker's shard-map lock and each shard's outbox lock briefly, one at a
+// time.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lineageflow/lineageflow/processor"
+	"github.com/lineageflow/lineageflow/sink"
+)
+
+// Worker is what the exporter reads of a running worker
+// ([*processor.Worker] implements it).
+type Worker interface {
+	Stats() *processor.Stats
+	Running() bool
+	Shards() []processor.ShardStatus
+}
+
+// SinkStats is implemented by sinks that count their requests and retries
+// ([*sink.Neptune]).
+type SinkStats interface {
+	Stats() sink.Stats
+}
+
+// SinkCodes are the error classes of [sink.Code], each exported as a
+// lineage_sink_retries_total series from the start (0 until it happens), so
+// that rate() and alerts see the series before the first retry.
+var SinkCodes = []sink.Code{
+	sink.CodeConcurrentModification, sink.CodeConstraintViolation, sink.CodeReadOnlyViolation,
+	sink.CodeThrottling, sink.CodeTimeout, sink.CodeConnection, sink.CodeMissingVertex, sink.CodeOther,
+}
+
+// SinkLatencyBuckets are the bounds (seconds) of lineage_sink_batch_duration_seconds.
+var SinkLatencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// Config configures an [Exporter].
+type Config struct {
+	// Sink is the sink's own counters, if it has them (nil: log, file and
+	// memory sinks; the lineage_sink_requests/records/retries series are
+	// then absent).
+	Sink SinkStats
+	// Now is the clock of checkpoint ages (default time.Now).
+	Now func() time.Time
+	// Process adds the Go runtime and process collectors (go_*, process_*).
+	Process bool
+}
+
+// Exporter is the Prometheus registry of one worker process. Create it
+// before the worker (its sink wrapper goes into the worker's config), then
+// [Exporter.SetWorker]. Safe for concurrent use.
+type Exporter struct {
+	cfg    Config
+	reg    *prometheus.Registry
+	worker atomic.Pointer[workerBox]
+
+	// Measured by the sink wrapper.
+	batchDur     *prometheus.HistogramVec
+	vertexWrites atomic.Uint64
+	edgeWrites   atomic.Uint64
+	lastResult   struct {
+		sync.Mutex
+		err error // of the last finished WriteBatch (nil: ok or none yet)
+		at  time.Time
+	}
+}
+
+type workerBox struct{ w Worker }
+
+// New returns an exporter with every lineage_ metric registered.
+func New(cfg Config) *Exporter {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	e := &Exporter{cfg: cfg, reg: prometheus.NewRegistry()}
+	e.batchDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "lineage_sink_batch_duration_seconds",
+		Help:    "Latency of one sink WriteBatch (a sealed-window chunk made true in the graph, retries included), by result (ok, error).",
+		Buckets: SinkLatencyBuckets,
+	}, []string{"result"})
+	e.batchDur.WithLabelValues("ok")
+	e.batchDur.WithLabelValues("error")
+	e.reg.MustRegister(e.batchDur, &collector{e: e})
+	if cfg.Process {
+		e.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	return e
+}
+
+// SetWorker makes the exporter read w from now on.
+func (e *Exporter) SetWorker(w Worker) { e.worker.Store(&workerBox{w}) }
+
+func (e *Exporter) currentWorker() Worker {
+	if b := e.worker.Load(); b != nil {
+		return b.w
+	}
+	return nil
+}
+
+// Registry is the exporter's registry (for tests and extra collectors).
+func (e *Exporter) Registry() *prometheus.Registry { return e.reg }
+
+// Handler serves the registry in the Prometheus text format.
+func (e *Exporter) Handler() http.Handler {
+	return promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{Registry: e.reg})
+}
+
+// WrapSink returns w measured: every WriteBatch is timed, and an
+// acknowledged one counts its vertices and edges as graph writes. The
+// wrapper adds no blocking and no retries; it keeps w's optional
+// capabilities out of reach, so pass the unwrapped sink as Config.Sink.
+func (e *Exporter) WrapSink(w sink.Writer) sink.Writer { return &measured{w: w, e: e} }
+
+type measured struct {
+	w sink.Writer
+	e *Exporter
+}
+
+func (m *measured) WriteBatch(ctx context.Context, b sink.Batch) error {
+	start := time.Now()
+	err := m.w.WriteBatch(ctx, b)
+	d := time.Since(start).Seconds()
+	if err == nil {
+		m.e.batchDur.WithLabelValues("ok").Observe(d)
+		m.e.vertexWrites.Add(uint64(len(b.Vertices)))
+		m.e.edgeWrites.Add(uint64(len(b.Edges)))
+	} else {
+		m.e.batchDur.WithLabelValues("error").Observe(d)
+	}
+	if ctx.Err() == nil { // a cancelled call says nothing about the graph
+		m.e.lastResult.Lock()
+		m.e.lastResult.err, m.e.lastResult.at = err, time.Now()
+		m.e.lastResult.Unlock()
+	}
+	return err
+}
+
+func (m *measured) Close(ctx context.Context) error { return m.w.Close(ctx) }
+
+// LastSinkError returns the error of the last WriteBatch that finished
+// (nil if it succeeded or none has finished yet) and when it finished.
+func (e *Exporter) LastSinkError() (error, time.Time) {
+	e.lastResult.Lock()
+	defer e.lastResult.Unlock()
+	return e.lastResult.err, e.lastResult.at
+}
+
+// The metrics read at scrape time.
+var (
+	descRecords    = desc("lineage_records_read_total", "User records read from Kinesis (after KPL de-aggregation), redeliveries skipped on resume excluded.")
+	descSkipped    = desc("lineage_records_skipped_total", "Redelivered records at or before a shard's resumed position (already processed before a restart).")
+	descEvents     = desc("lineage_events_decoded_total", "Records decoded into valid OpenLineage events (duplicates excluded).")
+	descDuplicates = desc("lineage_duplicates_detected_total", "Valid records byte-identical to one seen within the dedup TTL (producer retries).")
+	descInvalid    = desc("lineage_invalid_records_total", "Records refused as dead letters, by reason.", "reason")
+	descLate       = desc("lineage_late_records_total", "Records whose window had already sealed (still written, in a later batch).")
+	descSealed     = desc("lineage_windows_sealed_total", "Windows sealed into the outbox.")
+	descEdges      = desc("lineage_edges_emitted_total", "Collapsed edges written to outbox entries.")
+	descVertices   = desc("lineage_vertices_emitted_total", "Vertices written to outbox entries.")
+	descRunsExp    = desc("lineage_runs_expired_total", "Open runs dropped after the run timeout without a terminal event.")
+	descCkpt       = desc("lineage_checkpoints_total", "KCL checkpoints written.")
+	descSinkErrs   = desc("lineage_sink_errors_total", "Failed sink WriteBatch calls seen by the processor (each retried, never dropped).")
+	descOutboxAck  = desc("lineage_outbox_acked_total", "Outbox entries acknowledged by the sink.")
+	descReduction  = desc("lineage_write_reduction_ratio", "Write reduction: graph writes (vertex+edge upserts acknowledged) per decoded input event since start. Lower is better; 0 before the first event.")
+	descBackpress  = desc("lineage_backpressured", "1 while intake is blocked because a shard's outbox is full (the graph is slow or down): the analogue of Flink's isBackPressured.")
+	descBarrier    = desc("lineage_barrier_duration_seconds", "Duration of barriers (one synced Pebble batch: window deltas, sealed windows, run and dedup state, position).")
+	descBarrierMax = desc("lineage_barrier_duration_max_seconds", "Longest barrier since start.")
+	descRunning    = desc("lineage_worker_running", "1 while the KCL worker is started and not shutting down (holding leases or waiting for some).")
+	descLeases     = desc("lineage_leases_held", "Shards this worker holds a lease on.")
+	descOutbox     = desc("lineage_outbox_depth", "Sealed-window entries of a shard not yet acknowledged by the sink (the analogue of Neptune's request queue); sealing blocks at -outbox-cap.", "shard")
+	descShardBP    = desc("lineage_shard_backpressured", "1 while the shard's sealing waits for outbox room.", "shard")
+	descBehind     = desc("lineage_shard_millis_behind_latest", "MillisBehindLatest of the shard's last GetRecords: how far reading is behind the tip of the stream.", "shard")
+	descCkptAge    = desc("lineage_shard_checkpoint_age_seconds", "Seconds since this worker last wrote the shard's KCL checkpoint (since it took the shard, before the first one): what a restart would replay.", "shard")
+	descSinkReq    = desc("lineage_sink_requests_total", "Gremlin requests (traversals) acknowledged by the graph.")
+	descSinkRec    = desc("lineage_sink_records_total", "Vertices and edges in acknowledged Gremlin requests (after the vertex cache).")
+	descSinkFail   = desc("lineage_sink_request_failures_total", "Gremlin requests given up after their retries (the batch is sent again).")
+	descSinkCache  = desc("lineage_sink_vertex_cache_hits_total", "Vertices not sent because the sink's cache knew them as written.")
+	descSinkRetry  = desc("lineage_sink_retries_total", "Gremlin request retries by error code (Neptune exception class, Timeout, Connection, ...).", "code")
+	descSinkBatch  = desc("lineage_sink_batches_total", "Sink WriteBatch calls.")
+	descWrites     = desc("lineage_graph_writes_total", "Vertex and edge upserts acknowledged by the graph, by kind (vertex, edge): the contents of acknowledged sink batches.", "kind")
+)
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+// collector reads the worker and the sink at scrape time.
+type collector struct{ e *Exporter }
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRecords, descSkipped, descEvents, descDuplicates, descInvalid,
+		descLate, descSealed, descEdges, descVertices, descRunsExp, descCkpt, descSinkErrs, descOutboxAck,
+		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
+		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache,
+		descSinkRetry, descSinkBatch, descWrites} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	e := c.e
+	counter := func(d *prometheus.Desc, v float64, l ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, l ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
+	}
+	b2f := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	vw, ew := float64(e.vertexWrites.Load()), float64(e.edgeWrites.Load())
+	counter(descWrites, vw, "vertex")
+	counter(descWrites, ew, "edge")
+	if s := e.cfg.Sink; s != nil {
+		st := s.Stats()
+		counter(descSinkBatch, float64(st.Batches))
+		counter(descSinkReq, float64(st.Requests))
+		counter(descSinkRec, float64(st.Records))
+		counter(descSinkFail, float64(st.Failures))
+		counter(descSinkCache, float64(st.CacheHits))
+		for _, code := range SinkCodes {
+			counter(descSinkRetry, float64(st.Retries[code]), string(code))
+		}
+		for code, n := range st.Retries { // a class added to the sink later
+			if !knownCode(code) {
+				counter(descSinkRetry, float64(n), string(code))
+			}
+		}
+	}
+	w := e.currentWorker()
+	if w == nil {
+		gauge(descRunning, 0)
+		gauge(descLeases, 0)
+		gauge(descBackpress, 0)
+		return
+	}
+	st := w.Stats()
+	counter(descRecords, float64(st.Records.Load()))
+	counter(descSkipped, float64(st.Skipped.Load()))
+	events := st.Events.Load()
+	counter(descEvents, float64(events))
+	counter(descDuplicates, float64(st.Duplicates.Load()))
+	for reason, n := range st.Invalid() {
+		counter(descInvalid, float64(n), string(reason))
+	}
+	counter(descLate, float64(st.Late.Load()))
+	counter(descSealed, float64(st.WindowsSealed.Load()))
+	counter(descEdges, float64(st.EdgesEmitted.Load()))
+	counter(descVertices, float64(st.VerticesEmitted.Load()))
+	counter(descRunsExp, float64(st.RunsExpired.Load()))
+	counter(descCkpt, float64(st.Checkpoints.Load()))
+	counter(descSinkErrs, float64(st.SinkErrors.Load()))
+	counter(descOutboxAck, float64(st.OutboxAcked.Load()))
+	ratio := 0.0
+	if events > 0 {
+		ratio = (vw + ew) / float64(events)
+	}
+	gauge(descReduction, ratio)
+	gauge(descBackpress, b2f(st.IsBackPressured()))
+	cum, count, sum := st.BarrierHistogram()
+	buckets := make(map[float64]uint64, len(cum))
+	for i, b := range processor.BarrierBuckets {
+		buckets[b.Seconds()] = cum[i]
+	}
+	ch <- prometheus.MustNewConstHistogram(descBarrier, count, sum, buckets)
+	gauge(descBarrierMax, time.Duration(st.BarrierMaxNanos.Load()).Seconds())
+	gauge(descRunning, b2f(w.Running()))
+	shards := w.Shards()
+	gauge(descLeases, float64(len(shards)))
+	now := e.cfg.Now()
+	for _, s := range shards {
+		gauge(descOutbox, float64(s.OutboxDepth), s.ID)
+		gauge(descShardBP, b2f(s.Backpressured), s.ID)
+		if s.MillisBehindLatest >= 0 {
+			gauge(descBehind, float64(s.MillisBehindLatest), s.ID)
+		}
+		since := s.LastCheckpoint
+		if since.IsZero() {
+			since = s.Since
+		}
+		gauge(descCkptAge, max(0, now.Sub(since).Seconds()), s.ID)
+	}
+}
+
+func knownCode(c sink.Code) bool {
+	for _, k := range SinkCodes {
+		if k == c {
+			return true
+		}
+	}
+	return false
+}
