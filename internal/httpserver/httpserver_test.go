@@ -1,0 +1,165 @@
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lineageflow/lineageflow/sink"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// state is what the fakes report; the test changes it between probes.
+type state struct {
+	mu       sync.Mutex
+	running  bool
+	leases   int
+	lastErr  error
+	stats    sink.Stats
+	now      time.Time
+}
+
+func (s *state) lock() func() { s.mu.Lock(); return s.mu.Unlock }
+
+func TestReadyzFlipsWithState(t *testing.T) {
+	s := &state{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), stats: sink.Stats{Retries: map[sink.Code]uint64{}}}
+	rd := &Readiness{
+		Running:       func() bool { defer s.lock()(); return s.running },
+		Leases:        func() int { defer s.lock()(); return s.leases },
+		LastSinkError: func() (error, time.Time) { defer s.lock()(); return s.lastErr, s.now },
+		SinkStats: func() sink.Stats {
+			defer s.lock()()
+			st := s.stats
+			st.Retries = map[sink.Code]uint64{}
+			for k, v := range s.stats.Retries {
+				st.Retries[k] = v
+			}
+			return st
+		},
+		Window: 15 * time.Second,
+		Now:    func() time.Time { defer s.lock()(); return s.now },
+	}
+	srv := httptest.NewServer(Handler(Config{Ready: rd.Check, Status: rd.Status}))
+	defer srv.Close()
+	probe := func(want int, wantBody string) {
+		t.Helper()
+		code, body := get(t, srv.URL+"/readyz")
+		if code != want || !strings.Contains(body, wantBody) {
+			t.Fatalf("/readyz = %d %q, want %d containing %q", code, body, want, wantBody)
+		}
+		if code, _ := get(t, srv.URL+"/healthz"); code != 200 {
+			t.Fatalf("/healthz = %d while readiness is %d", code, want)
+		}
+	}
+	step := func(f func()) {
+		s.mu.Lock()
+		f()
+		s.now = s.now.Add(10 * time.Second) // the probe period
+		s.mu.Unlock()
+	}
+
+	probe(503, "worker not running") // starting
+	step(func() { s.running = true })
+	probe(200, "waiting for leases") // running without leases is ready
+	step(func() { s.leases = 2; s.stats.Requests = 10 })
+	probe(200, "2 lease(s) held")
+	// The graph goes away: the last batch failed to connect.
+	step(func() {
+		s.lastErr = &sink.Error{Code: sink.CodeConnection, Retriable: true, Err: errors.New("dial tcp 127.0.0.1:8182: connection refused")}
+	})
+	probe(503, "sink not connected: last write")
+	// A refused request (a bad traversal) is not a connection problem.
+	step(func() { s.lastErr = &sink.Error{Code: sink.CodeOther, Err: errors.New("E0502")} })
+	probe(200, "ready")
+	// Connection retries inside the sink and no ack over the window.
+	step(func() { s.lastErr = nil; s.stats.Retries[sink.CodeConnection] = 3 })
+	probe(503, "connection retries and no acknowledged request")
+	step(func() { s.stats.Retries[sink.CodeTimeout] = 1 })
+	probe(503, "sink not connected")
+	// Acks again: connected.
+	step(func() { s.stats.Requests = 11 })
+	probe(200, "ready")
+	step(func() {})
+	probe(200, "ready")
+	// Shutting down.
+	step(func() { s.running = false })
+	probe(503, "worker not running")
+}
+
+func TestIsConnectionError(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"closed", sink.ErrClosed, true},
+		{"connection", &sink.Error{Code: sink.CodeConnection}, true},
+		{"timeout wrapped", errors.Join(errors.New("batch"), &sink.Error{Code: sink.CodeTimeout}), true},
+		{"read-only", &sink.Error{Code: sink.CodeReadOnlyViolation}, true},
+		{"throttled", &sink.Error{Code: sink.CodeThrottling}, false},
+		{"other", errors.New("x"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := IsConnectionError(tc.err); got != tc.want {
+				t.Errorf("IsConnectionError(%v) = %v", tc.err, got)
+			}
+		})
+	}
+}
+
+func TestServerStopsWithContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := Start(ctx, Config{Addr: "127.0.0.1:0", Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "lineage_x 1\n")
+	}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + srv.Addr().String()
+	if code, body := get(t, base+"/metrics"); code != 200 || body != "lineage_x 1\n" {
+		t.Fatalf("/metrics = %d %q", code, body)
+	}
+	if code, _ := get(t, base+"/readyz"); code != 200 {
+		t.Fatalf("/readyz without a Ready func = %d", code)
+	}
+	if code, _ := get(t, base+"/nope"); code != 404 {
+		t.Fatalf("/nope = %d", code)
+	}
+	cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Wait = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not stop after its context ended")
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Fatal("server still answers after shutdown")
+	}
+	// A taken port fails Start, naming the flag.
+	ln, err := Start(context.Background(), Config{Addr: "127.0.0.1:-1"})
+	if err == nil || !strings.Contains(err.Error(), "-http-addr") {
+		t.Fatalf("Start on a bad address: %v, %v", ln, err)
+	}
+}
