@@ -28,12 +28,12 @@ func get(t *testing.T, url string) (int, string) {
 
 // state is what the fakes report; the test changes it between probes.
 type state struct {
-	mu       sync.Mutex
-	running  bool
-	leases   int
-	lastErr  error
-	stats    sink.Stats
-	now      time.Time
+	mu      sync.Mutex
+	running bool
+	leases  int
+	lastErr error
+	stats   sink.Stats
+	now     time.Time
 }
 
 func (s *state) lock() func() { s.mu.Lock(); return s.mu.Unlock }
