@@ -136,10 +136,21 @@ launch() {
 		;;
 	gremlin)
 		local yaml="$STANDIN_DIR/gremlin/gremlin-server.yaml"
+		local props="$STANDIN_DIR/gremlin/lineageflow-tinkergraph.properties"
+		# Durable like Neptune: TinkerGraph loads the graph from
+		# graphLocation at start and writes it back when the server closes
+		# the graph (SIGTERM, as standins-stop.sh sends; a SIGKILL loses it).
+		mkdir -p "$STANDIN_DIR/data/gremlin"
+		{
+			cat "$GREMLIN_DIR/conf/lineageflow-tinkergraph.properties"
+			echo "gremlin.tinkergraph.graphLocation=$STANDIN_DIR/data/gremlin/graph.json"
+			echo "gremlin.tinkergraph.graphFormat=graphson"
+		} >"$props"
 		sed -e "s/^host:.*/host: 127.0.0.1/" -e "s/^port:.*/port: $port/" \
+			-e "s|conf/lineageflow-tinkergraph.properties|$props|" \
 			"$GREMLIN_DIR/conf/gremlin-server.yaml" >"$yaml"
-		# Working directory standins/gremlin: the yaml's "conf/..." paths are
-		# relative to it. The graph is in memory (empty after a restart).
+		# Working directory standins/gremlin: the yaml's other "conf/..."
+		# paths are relative to it.
 		# shellcheck disable=SC2016
 		(cd "$GREMLIN_DIR" && exec setsid nohup bash -c 'echo $$ >"$0"; exec "$@"' "$pidf" \
 			java -Xms128m -Xmx"${STANDIN_GREMLIN_HEAP:-1g}" \
