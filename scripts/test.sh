@@ -36,5 +36,6 @@ go test -count=1 -timeout 40m ./...
 
 if [ -f scripts/e2e.sh ]; then
 	step "short fault matrix"
-	E2E_SHORT=1 bash scripts/e2e.sh
+	E2E_SHORT=1 E2E_STANDIN_DIR="$STANDIN_DIR" E2E_KINESIS_PORT="$STANDIN_KINESIS_PORT" \
+		E2E_DYNAMODB_PORT="$STANDIN_DYNAMODB_PORT" E2E_GREMLIN_PORT="$STANDIN_GREMLIN_PORT" bash scripts/e2e.sh
 fi

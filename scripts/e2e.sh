@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `make e2e`: the fault matrix (see e2e/main.go) on real processes on
+# loopback. Uses the stand-ins of E2E_STANDIN_DIR (default .standins/e2e,
+# own ports), starting them if needed and stopping them at the end only if
+# it started them. E2E_SHORT=1 runs the CI subset. Extra arguments go to the
+# e2e program (e.g. -scenarios kill,split or -break early-checkpoint).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export STANDIN_DIR="${E2E_STANDIN_DIR:-$ROOT/.standins/e2e}"
+export STANDIN_KINESIS_PORT="${E2E_KINESIS_PORT:-44567}"
+export STANDIN_DYNAMODB_PORT="${E2E_DYNAMODB_PORT:-44568}"
+export STANDIN_GREMLIN_PORT="${E2E_GREMLIN_PORT:-48182}"
+unset LINEAGEFLOW_KINESIS_ENDPOINT LINEAGEFLOW_DYNAMODB_ENDPOINT LINEAGEFLOW_GREMLIN_ENDPOINT
+
+started=0
+if [ ! -f "$STANDIN_DIR/env" ]; then started=1; fi
+cleanup() { if [ "$started" = 1 ]; then bash scripts/standins-stop.sh >/dev/null || true; fi; }
+trap cleanup EXIT
+bash scripts/standins-start.sh >/dev/null
+
+go build -o "$STANDIN_DIR/e2e-bin" ./e2e
+"$STANDIN_DIR/e2e-bin" "$@"
