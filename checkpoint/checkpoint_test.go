@@ -99,3 +99,18 @@ func TestPrefixEnd(t *testing.T) {
 		t.Fatalf("PrefixEnd(ff ff) = %v", got)
 	}
 }
+
+func TestAppendKeysMatch(t *testing.T) {
+	h := [16]byte{1, 2, 3, 255}
+	buf := []byte("junk")
+	for _, c := range []struct{ got, want []byte }{
+		{AppendDedupKey(buf[:0], "shardId-1", &h), DedupKey("shardId-1", h)},
+		{AppendExpiryKey(buf[:0], "shardId-1", -7, &h), ExpiryKey("shardId-1", -7, h)},
+		{AppendRunKey(buf[:0], "shardId-1", "r/1"), RunKey("shardId-1", "r/1")},
+		{AppendBucketMetaKey(buf[:0], "shardId-1", 1767225600000), BucketMetaKey("shardId-1", 1767225600000)},
+	} {
+		if string(c.got) != string(c.want) {
+			t.Fatalf("%q != %q", c.got, c.want)
+		}
+	}
+}

@@ -115,3 +115,34 @@ func DLQKey(shard, seq string, sub uint32) []byte {
 	k := []byte("dlq/" + shard + "/" + seq + "/")
 	return binary.BigEndian.AppendUint32(k, sub)
 }
+
+// The Append* functions append the same keys as their allocating
+// counterparts to dst (the barrier reuses one buffer for all its keys).
+
+func appendSub(dst []byte, shard, part string) []byte {
+	dst = append(dst, "s/"...)
+	dst = append(dst, shard...)
+	dst = append(dst, '/')
+	return append(dst, part...)
+}
+
+// AppendDedupKey appends [DedupKey] to dst.
+func AppendDedupKey(dst []byte, shard string, h *[16]byte) []byte {
+	return append(appendSub(dst, shard, "d/"), h[:]...)
+}
+
+// AppendExpiryKey appends [ExpiryKey] to dst.
+func AppendExpiryKey(dst []byte, shard string, arrival int64, h *[16]byte) []byte {
+	dst = binary.BigEndian.AppendUint64(appendSub(dst, shard, "x/"), uint64(arrival))
+	return append(dst, h[:]...)
+}
+
+// AppendRunKey appends [RunKey] to dst.
+func AppendRunKey(dst []byte, shard, runID string) []byte {
+	return append(appendSub(dst, shard, "r/"), runID...)
+}
+
+// AppendBucketMetaKey appends [BucketMetaKey] to dst.
+func AppendBucketMetaKey(dst []byte, shard string, bucket int64) []byte {
+	return binary.BigEndian.AppendUint64(appendSub(dst, shard, "b/"), uint64(bucket))
+}

@@ -46,33 +46,44 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 	batch := s.db.NewBatch()
 	defer batch.Close()
 
-	// Window deltas: blind merges for windows that stay open; entries of
-	// sealing windows are folded in memory with what Pebble holds.
-	sealed := map[int64]map[[32]byte]window.Entry{}
+	// Window deltas: blind merges for windows that stay open. Entries of
+	// sealing windows are folded in memory with what Pebble holds, keyed
+	// by store key; a sealing window Pebble holds nothing of (opened and
+	// sealed between two barriers, the common case) needs no store keys,
+	// no iterator and no range deletion.
+	sealedStored := map[int64]map[[32]byte]window.Entry{}
+	sealedMem := map[int64][]window.Entry{}
 	s.tab.Range(func(k window.Key, p window.Props) {
-		sk := k.StoreKey()
 		e := window.EntryOf(k, p)
 		if isSealing(k.Bucket) {
-			m := sealed[k.Bucket]
+			if !s.buckets[k.Bucket].stored {
+				sealedMem[k.Bucket] = append(sealedMem[k.Bucket], e)
+				return
+			}
+			m := sealedStored[k.Bucket]
 			if m == nil {
 				m = map[[32]byte]window.Entry{}
-				sealed[k.Bucket] = m
+				sealedStored[k.Bucket] = m
 			}
-			m[sk] = e
+			m[k.StoreKey()] = e
 			return
 		}
+		sk := k.StoreKey()
 		s.keyBuf = checkpoint.AppendWindowKey(s.keyBuf[:0], s.id, k.Bucket, &sk)
 		s.valBuf = window.AppendEntry(s.valBuf[:0], &e)
 		_ = batch.Merge(s.keyBuf, s.valBuf, nil)
+		s.buckets[k.Bucket].stored = true
 	})
 	for b, st := range s.buckets {
 		if st.dirty && !isSealing(b) {
-			_ = batch.Set(checkpoint.BucketMetaKey(s.id, b), []byte(st.pin), nil)
+			s.keyBuf = checkpoint.AppendBucketMetaKey(s.keyBuf[:0], s.id, b)
+			_ = batch.Set(s.keyBuf, []byte(st.pin), nil)
+			st.meta = true
 		}
 	}
 	var newOutbox []uint64
 	for _, b := range sealing {
-		n, err := s.seal(batch, b, sealed[b], &newOutbox)
+		n, err := s.seal(batch, b, sealedStored[b], sealedMem[b], &newOutbox)
 		if err != nil {
 			return s.fail(err)
 		}
@@ -86,7 +97,8 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 	// Runs.
 	s.expireRuns()
 	for _, id := range s.dropRuns {
-		_ = batch.Delete(checkpoint.RunKey(s.id, id), nil)
+		s.keyBuf = checkpoint.AppendRunKey(s.keyBuf[:0], s.id, id)
+		_ = batch.Delete(s.keyBuf, nil)
 	}
 	for _, r := range s.dirtyRuns {
 		r.dirty = false
@@ -94,20 +106,29 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 			continue
 		}
 		s.valBuf = appendRun(s.valBuf[:0], r)
-		_ = batch.Set(checkpoint.RunKey(s.id, r.id), s.valBuf, nil)
+		s.keyBuf = checkpoint.AppendRunKey(s.keyBuf[:0], s.id, r.id)
+		_ = batch.Set(s.keyBuf, s.valBuf, nil)
 	}
 
 	// Dedup keys and their expiry.
-	for _, d := range s.dedupNew {
+	for i := range s.dedupNew {
+		d := &s.dedupNew[i]
 		var v [8]byte
 		binary.BigEndian.PutUint64(v[:], uint64(d.arrival))
-		_ = batch.Set(checkpoint.DedupKey(s.id, d.h), v[:], nil)
-		_ = batch.Set(checkpoint.ExpiryKey(s.id, d.arrival, d.h), nil, nil)
+		s.keyBuf = checkpoint.AppendDedupKey(s.keyBuf[:0], s.id, &d.h)
+		_ = batch.Set(s.keyBuf, v[:], nil)
+		s.keyBuf = checkpoint.AppendExpiryKey(s.keyBuf[:0], s.id, d.arrival, &d.h)
+		_ = batch.Set(s.keyBuf, nil, nil)
 	}
-	s.expireDedup()
-	for _, d := range s.dedupExpired {
-		_ = batch.Delete(checkpoint.DedupKey(s.id, d.h), nil)
-		_ = batch.Delete(checkpoint.ExpiryKey(s.id, d.arrival, d.h), nil)
+	if err := s.expireDedup(); err != nil {
+		return s.fail(fmt.Errorf("dedup expiry: %w", err))
+	}
+	for i := range s.dedupExpired {
+		d := &s.dedupExpired[i]
+		s.keyBuf = checkpoint.AppendDedupKey(s.keyBuf[:0], s.id, &d.h)
+		_ = batch.Delete(s.keyBuf, nil)
+		s.keyBuf = checkpoint.AppendExpiryKey(s.keyBuf[:0], s.id, d.arrival, &d.h)
+		_ = batch.Delete(s.keyBuf, nil)
 	}
 	for _, d := range s.dead {
 		_ = batch.Set(d.key, d.val, nil)
@@ -141,6 +162,7 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 	s.dropRuns = s.dropRuns[:0]
 	s.dedupNew = s.dedupNew[:0]
 	s.dedupExpired = s.dedupExpired[:0]
+	s.evictDedup()
 	s.dead = s.dead[:0]
 	s.st.WindowsSealed.Add(int64(len(sealing)))
 	s.st.OutboxWritten.Add(int64(len(newOutbox)))
@@ -152,12 +174,10 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 
 // seal appends to batch the outbox entries of window bucket (what Pebble
 // holds folded with the in-memory deltas mem) and deletes the window.
-func (s *Shard) seal(batch *pebble.Batch, bucket int64, mem map[[32]byte]window.Entry, out *[]uint64) (int, error) {
-	prefix := checkpoint.BucketPrefix(s.id, bucket)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: checkpoint.PrefixEnd(prefix)})
-	if err != nil {
-		return 0, err
-	}
+// Entries of a window Pebble holds nothing of (bucket not stored) come in
+// memOnly instead.
+func (s *Shard) seal(batch *pebble.Batch, bucket int64, mem map[[32]byte]window.Entry, memOnly []window.Entry, out *[]uint64) (int, error) {
+	bs := s.buckets[bucket]
 	var vertices map[string]lineage.Vertex
 	var edges []lineage.Edge
 	vertices = map[string]lineage.Vertex{}
@@ -167,6 +187,22 @@ func (s *Shard) seal(batch *pebble.Batch, bucket int64, mem map[[32]byte]window.
 		} else {
 			edges = append(edges, e.Edge())
 		}
+	}
+	if !bs.stored {
+		edges = make([]lineage.Edge, 0, len(memOnly))
+		for i := range memOnly {
+			add(&memOnly[i])
+		}
+		if bs.meta {
+			s.keyBuf = checkpoint.AppendBucketMetaKey(s.keyBuf[:0], s.id, bucket)
+			_ = batch.Delete(s.keyBuf, nil)
+		}
+		return s.sealOut(batch, bucket, edges, vertices, out), nil
+	}
+	prefix := checkpoint.BucketPrefix(s.id, bucket)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: checkpoint.PrefixEnd(prefix)})
+	if err != nil {
+		return 0, err
 	}
 	for it.First(); it.Valid(); it.Next() {
 		var e window.Entry
@@ -190,6 +226,11 @@ func (s *Shard) seal(batch *pebble.Batch, bucket int64, mem map[[32]byte]window.
 	}
 	_ = batch.DeleteRange(prefix, checkpoint.PrefixEnd(prefix), nil)
 	_ = batch.Delete(checkpoint.BucketMetaKey(s.id, bucket), nil)
+	return s.sealOut(batch, bucket, edges, vertices, out), nil
+}
+
+// sealOut writes the outbox entries of a sealed window.
+func (s *Shard) sealOut(batch *pebble.Batch, bucket int64, edges []lineage.Edge, vertices map[string]lineage.Vertex, out *[]uint64) int {
 	pin := s.buckets[bucket].pin
 	n := 0
 	for _, b := range chunk(edges, vertices, s.cfg.ChunkRecords) {
@@ -203,7 +244,7 @@ func (s *Shard) seal(batch *pebble.Batch, bucket int64, mem map[[32]byte]window.
 		s.st.VerticesEmitted.Add(int64(len(b.Vertices)))
 		n++
 	}
-	return n, nil
+	return n
 }
 
 // chunk cuts a sealed window into batches of at most max records, each
@@ -261,20 +302,6 @@ func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int) []
 	return out
 }
 
-func (s *Shard) expireDedup() {
-	cutoff := s.maxArrival - s.cfg.DedupTTL.Milliseconds()
-	n := 0
-	for n < len(s.dedupFIFO) && s.dedupFIFO[n].arrival < cutoff {
-		d := s.dedupFIFO[n]
-		delete(s.dedup, d.h)
-		s.dedupExpired = append(s.dedupExpired, d)
-		n++
-	}
-	if n > 0 {
-		s.dedupFIFO = append(s.dedupFIFO[:0:0], s.dedupFIFO[n:]...)
-	}
-}
-
 // loadPosition reads the shard's position, if any.
 func (s *Shard) loadPosition() (checkpoint.Position, bool, error) {
 	v, closer, err := s.db.Get(checkpoint.PosKey(s.id))
@@ -314,7 +341,7 @@ func (s *Shard) resumeFrom(pos checkpoint.Position) error {
 	s.maxArrival, s.nextOutbox = pos.MaxArrival, pos.NextOutbox
 	err := s.scan(checkpoint.BucketMetaPrefix(s.id), func(k, v []byte) error {
 		b := int64(binary.BigEndian.Uint64(k[len(checkpoint.BucketMetaPrefix(s.id)):]))
-		s.buckets[b] = &bucketState{pin: string(v)}
+		s.buckets[b] = &bucketState{pin: string(v), stored: true, meta: true}
 		s.pins.Add(string(v))
 		return nil
 	})
@@ -358,6 +385,7 @@ func (s *Shard) resumeFrom(pos checkpoint.Position) error {
 			copy(d.h[:], rest[8:])
 			s.dedup[d.h] = struct{}{}
 			s.dedupFIFO = append(s.dedupFIFO, d)
+			s.evictDedup() // everything loaded is durable
 			return nil
 		})
 	}

@@ -42,12 +42,12 @@ func BenchmarkPipeline(b *testing.B) {
 	b.Logf("%d records, mean %d bytes", len(st.recs), bytes/len(st.recs))
 	b.ResetTimer()
 	events := 0
-	start := time.Now()
+	stats := &Stats{}
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		db := benchDB(b)
 		clk := &fakeClock{now: st.recs[0].Arrival}
-		cfg := testConfig(b, clk, &Stats{})
+		cfg := testConfig(b, clk, stats)
 		cfg.BarrierInterval = time.Second
 		s, _ := NewShard(fmt.Sprintf("shardId-%012d", i), db, discardSink{}, cfg)
 		ctx := context.Background()
@@ -74,7 +74,8 @@ func BenchmarkPipeline(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-	_ = start
+	b.ReportMetric(float64(stats.Barriers.Load())/float64(b.N), "barriers/op")
+	b.ReportMetric(float64(stats.BarrierNanos.Load())/float64(b.Elapsed()), "barrier-share")
 }
 
 // BenchmarkWideWindow: 1M distinct keys in one window (a JobEvent-like

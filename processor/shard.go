@@ -53,8 +53,12 @@ type Shard struct {
 	dropRuns  []string
 	lastRunGC int64
 
-	dedup        map[[16]byte]struct{}
-	dedupFIFO    []dedupItem // in insertion order (arrival order, mostly)
+	// Dedup set: see dedup.go.
+	dedup        map[[16]byte]struct{} // recent tier, exact
+	dedupFIFO    []dedupItem           // recent tier in insertion order (arrival order, mostly) from dedupHead
+	dedupHead    int
+	dedupOld     fpTable // old tier: fingerprints of hashes durable in Pebble
+	dedupOldMin  int64   // no old-tier entry arrived before this
 	dedupNew     []dedupItem
 	dedupExpired []dedupItem
 
@@ -80,8 +84,10 @@ type Shard struct {
 }
 
 type bucketState struct {
-	pin   string
-	dirty bool // pin changed since the last barrier
+	pin    string
+	dirty  bool // pin changed since the last barrier
+	stored bool // Pebble may hold window entries of the bucket
+	meta   bool // Pebble may hold the bucket's pin key
 }
 
 type sealGroup struct {
@@ -293,14 +299,11 @@ func (s *Shard) record(r *Record) {
 	sum := sha256.Sum256(r.Data)
 	var h [16]byte
 	copy(h[:], sum[:16])
-	if _, dup := s.dedup[h]; dup {
+	if s.seen(&h) {
 		s.st.Duplicates.Add(1)
 		return
 	}
-	s.dedup[h] = struct{}{}
-	it := dedupItem{h: h, arrival: arrival}
-	s.dedupFIFO = append(s.dedupFIFO, it)
-	s.dedupNew = append(s.dedupNew, it)
+	s.addSeen(h, arrival)
 	s.st.Events.Add(1)
 
 	ts := arrival

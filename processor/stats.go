@@ -17,6 +17,7 @@ type Stats struct {
 	Skipped         atomic.Int64 // redelivered records at or before the resumed position
 	Events          atomic.Int64 // records decoded into events
 	Duplicates      atomic.Int64 // valid records byte-identical to one seen within the dedup TTL
+	DedupLookups    atomic.Int64 // Pebble Gets of the dedup set's old tier (fingerprint matches)
 	Late            atomic.Int64 // records whose window was already sealed (still written)
 	WindowsSealed   atomic.Int64
 	EdgesEmitted    atomic.Int64 // edges written to outbox entries
@@ -84,7 +85,7 @@ func (s *Stats) observeBarrier(d time.Duration) {
 func (s *Stats) Snapshot() map[string]int64 {
 	m := map[string]int64{
 		"records": s.Records.Load(), "skipped": s.Skipped.Load(), "events": s.Events.Load(),
-		"duplicates": s.Duplicates.Load(), "late": s.Late.Load(), "windows_sealed": s.WindowsSealed.Load(),
+		"duplicates": s.Duplicates.Load(), "dedup_lookups": s.DedupLookups.Load(), "late": s.Late.Load(), "windows_sealed": s.WindowsSealed.Load(),
 		"edges_emitted": s.EdgesEmitted.Load(), "vertices_emitted": s.VerticesEmitted.Load(),
 		"runs_expired": s.RunsExpired.Load(), "barriers": s.Barriers.Load(),
 		"outbox_written": s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),

@@ -110,7 +110,8 @@ func (e *Entry) Merge(o Entry) { e.Props.merge(e.Kind, o.Props) }
 
 // Edge returns the edge of an edge entry, with its id.
 func (e *Entry) Edge() lineage.Edge {
-	return lineage.NewEdge(e.Label, e.Out, e.In, e.First, e.Last, e.RunID)
+	return lineage.Edge{ID: edgeID(e.Label, e.Out, e.In), Label: e.Label, OutV: e.Out, InV: e.In,
+		FirstSeen: e.First, LastSeen: e.Last, LastRunID: e.RunID}
 }
 
 // Vertex returns the vertex of a vertex entry.
@@ -128,7 +129,7 @@ func EntryOf(k Key, p Props) Entry {
 // vertex label prefixed by "V:" for vertices (no edge label starts so).
 func (k Key) StoreKey() [32]byte {
 	if k.Kind == KindVertex {
-		return lineage.WindowKey("V:"+k.Label, k.Out, "", k.Bucket)
+		return windowKey2("V:", k.Label, k.Out, "", k.Bucket)
 	}
-	return lineage.WindowKey(k.Label, k.Out, k.In, k.Bucket)
+	return windowKey2("", k.Label, k.Out, k.In, k.Bucket)
 }

@@ -223,3 +223,30 @@ func FuzzDecodeEntry(f *testing.F) {
 func lineageVertex(id string) lineage.Vertex {
 	return lineage.Vertex{ID: id, Label: lineage.LabelDataset, Namespace: "ns", Name: id}
 }
+
+// The allocation-free hashing of hash.go must give exactly lineage's ids.
+func TestStoreKeyAndEdgeIDMatchLineage(t *testing.T) {
+	long := string(make([]byte, 700)) // longer than the stack buffer
+	cases := []struct{ label, out, in string }{
+		{"DERIVES", "dataset:2:ns/a", "dataset:2:ns/b"},
+		{"INPUT_TO", "", ""},
+		{"OUTPUTS", "job:1:n/ß", long},
+		{"Dataset", long + long, "x"},
+	}
+	for _, c := range cases {
+		for _, bucket := range []int64{0, -10000, 1767225600000} {
+			k := Key{Bucket: bucket, Kind: KindEdge, Label: c.label, Out: c.out, In: c.in}
+			if k.StoreKey() != lineage.WindowKey(c.label, c.out, c.in, bucket) {
+				t.Fatalf("edge StoreKey(%q) differs from lineage.WindowKey", c.label)
+			}
+			v := Key{Bucket: bucket, Kind: KindVertex, Label: c.label, Out: c.out}
+			if v.StoreKey() != lineage.WindowKey("V:"+c.label, c.out, "", bucket) {
+				t.Fatalf("vertex StoreKey(%q) differs from lineage.WindowKey", c.label)
+			}
+		}
+		e := Entry{Kind: KindEdge, Label: c.label, Out: c.out, In: c.in, Props: Props{First: 1, Last: 2, RunID: "r"}}
+		if got, want := e.Edge(), lineage.NewEdge(c.label, c.out, c.in, 1, 2, "r"); got != want {
+			t.Fatalf("Edge() = %+v, want %+v", got, want)
+		}
+	}
+}
