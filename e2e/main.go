@@ -401,10 +401,12 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 	if err := sc.fault(ctx, s); err != nil {
 		return fail(fmt.Errorf("fault: %w", err))
 	}
-	faultOver := time.Now()
 	if _, err := s.replayJob.j.Wait(); err != nil {
 		return fail(fmt.Errorf("replay: %w", err))
 	}
+	// recover_s: from the end of the fault, or of the stream if later, to
+	// the graph being exactly the reference.
+	faultOver := time.Now()
 	expected := verify.Expected{Vertices: s.want.Vertices, Edges: s.want.Edges}
 	var rep *verify.Report
 	var snap *graphread.Snapshot
