@@ -222,6 +222,9 @@ type WorkerSpec struct {
 	// StatsEvery is the period of the worker's stats log line (default 1 s),
 	// read by [Proc.Stats].
 	StatsEvery time.Duration
+	// HTTPAddr is the -http-addr of /metrics, /healthz, /readyz (default
+	// "127.0.0.1:0": a free port; the address is in the log).
+	HTTPAddr string
 	// Args are extra flags for `lineageflow run`.
 	Args []string
 	// Env are extra environment variables (KEY=VALUE).
@@ -340,6 +343,9 @@ func (h *Harness) StartWorker(ctx context.Context, spec WorkerSpec) (*Proc, erro
 	if spec.StatsEvery == 0 {
 		spec.StatsEvery = time.Second
 	}
+	if spec.HTTPAddr == "" {
+		spec.HTTPAddr = "127.0.0.1:0"
+	}
 	h.mu.Lock()
 	h.starts[spec.ID]++
 	n := h.starts[spec.ID]
@@ -360,7 +366,7 @@ func (h *Harness) StartWorker(ctx context.Context, spec WorkerSpec) (*Proc, erro
 		"-access-key-id", h.Env.AccessKeyID, "-secret-access-key", h.Env.SecretAccessKey,
 		"-data-dir", p.DataDir, "-sink", sink,
 		"-failover-time", spec.FailoverTime.String(), "-shard-sync", spec.ShardSync.String(),
-		"-stats-every", spec.StatsEvery.String(),
+		"-stats-every", spec.StatsEvery.String(), "-http-addr", spec.HTTPAddr,
 	}
 	if spec.LeaseStealing {
 		args = append(args, "-lease-stealing")
