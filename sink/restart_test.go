@@ -92,7 +92,7 @@ func TestRealRestart(t *testing.T) {
 	}
 	script("standins-start.sh")
 	<-done
-	t.Logf("outage %v: %d batches acked during it (from %d), %d resends; RSS at stop %d kB, peak during outage %d kB, process peak (VmHWM) %d kB",
+	t.Logf("outage %v: %d batches acked after the stop (%d before it), %d failed WriteBatch calls resent; RSS at stop %d kB, peak during outage %d kB, process peak (VmHWM) %d kB",
 		outage, acked.Load()-stoppedAt, stoppedAt, resends.Load(), rssBefore, peak, rssKB(t, "VmHWM"))
 	if resends.Load() == 0 {
 		t.Fatal("no batch failed during the outage: the server was not down while writing")
