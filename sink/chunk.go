@@ -4,8 +4,9 @@ import "github.com/lineageflow/lineageflow/internal/lineage"
 
 // Estimated GraphBinary size of one chained mergeV / mergeE step with its
 // options and property side effects, beyond the bytes of its strings. The
-// figures are upper bounds measured on gremlin-go v3.7.4 requests (see
-// TestRequestSizeEstimate); each string appears with a 5-byte header.
+// figures are generous upper bounds: gremlinproxy measured ~400 bytes per
+// edge record on the wire with gremlin-go v3.7.4 (TestRealFaults logs
+// MaxRequestBytes); each string appears with a 5-byte header.
 const (
 	vertexOverhead = 400
 	edgeOverhead   = 1200
