@@ -162,6 +162,35 @@ func TestKCLSingleWorker(t *testing.T) {
 	if checkpoint.CompareSeq(ls[0].Checkpoint, tailSeq) < 0 {
 		t.Errorf("checkpoint went back to %s after the stop (tail %s)", ls[0].Checkpoint, tailSeq)
 	}
+
+	// Restart on the same data dir: it resumes from Pebble and goes on.
+	w, err = h.Restart(ctx, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail2 := []byte(`{"eventTime":"2026-01-03T00:00:00Z","dataset":{"namespace":"harness","name":"tail2"},"producer":"harness","schemaURL":"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent"}`)
+	tail2Seq := putOne(ctx, t, h, "dataset:harness/tail2", tail2)
+	want = refmodel.Build(append(append(data, tail), tail2), refmodel.Options{})
+	err = h.WaitFor(ctx, 60*time.Second, "the restarted worker to checkpoint a new record", func() (bool, error) {
+		if done, err := w.Exited(); done {
+			return false, fmt.Errorf("restarted worker exited: %v", err)
+		}
+		ls, err := h.Leases(ctx)
+		if err != nil {
+			return false, err
+		}
+		return len(ls) == 1 && isSeq(ls[0].Checkpoint) && checkpoint.CompareSeq(ls[0].Checkpoint, tail2Seq) >= 0, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.LogContains("w1", "resumed from local state") {
+		t.Error("the restarted worker did not resume from its Pebble state")
+	}
+	got, _ = sinkGraph(t, h)
+	if d := refmodel.Compare(want, got); !d.Empty() {
+		t.Fatalf("after the restart: sink graph differs from the reference model:\n%s", d)
+	}
 }
 
 func isSeq(s string) bool {
