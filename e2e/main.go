@@ -190,8 +190,13 @@ var scenarios = []scenario{
 		},
 		check: func(ctx context.Context, s *state) error {
 			last := s.procs[len(s.procs)-1]
-			if !strings.Contains(last.Log(), "resum") {
-				return errors.New("the restarted worker did not resume from its Pebble state (no 'resum' in its log)")
+			if !strings.Contains(last.Log(), `msg="resumed from local state"`) {
+				return errors.New("the restarted worker did not resume from its Pebble state")
+			}
+			// Resuming means the records it had already made durable were
+			// redelivered by KCL and skipped, not processed again.
+			if st := last.Stats(); st["skipped"] == 0 {
+				return fmt.Errorf("the restarted worker skipped no redelivered record (stats %v)", st)
 			}
 			return nil
 		}},
