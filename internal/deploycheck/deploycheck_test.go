@@ -188,7 +188,7 @@ func binary(t *testing.T) string {
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("%s: %v\n%s", cmd, err, out)
+			binErr = fmt.Errorf("%s: %w\n%s", cmd, err, out)
 		}
 	})
 	if binErr != nil {

@@ -43,7 +43,7 @@ func TestReadyzFlipsWithState(t *testing.T) {
 	rd := &Readiness{
 		Running:       func() bool { defer s.lock()(); return s.running },
 		Leases:        func() int { defer s.lock()(); return s.leases },
-		LastSinkError: func() (error, time.Time) { defer s.lock()(); return s.lastErr, s.now },
+		LastSinkError: func() (time.Time, error) { defer s.lock()(); return s.now, s.lastErr },
 		SinkStats: func() sink.Stats {
 			defer s.lock()()
 			st := s.stats
@@ -154,7 +154,8 @@ func TestServerStopsWithContext(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("server did not stop after its context ended")
 	}
-	if _, err := http.Get(base + "/healthz"); err == nil {
+	if resp, err := http.Get(base + "/healthz"); err == nil {
+		resp.Body.Close()
 		t.Fatal("server still answers after shutdown")
 	}
 	// A taken port fails Start, naming the flag.

@@ -33,9 +33,9 @@ type Readiness struct {
 	Running func() bool
 	// Leases returns the number of leases held (for the message only).
 	Leases func() int
-	// LastSinkError is the error of the last finished WriteBatch (nil:
-	// succeeded or none yet) ([metrics.Exporter.LastSinkError]). Optional.
-	LastSinkError func() (error, time.Time)
+	// LastSinkError is when the last WriteBatch finished and its error
+	// (nil: succeeded or none yet) ([metrics.Exporter.LastSinkError]). Optional.
+	LastSinkError func() (time.Time, error)
 	// SinkStats are the sink's own counters ([sink.Neptune.Stats]). Optional.
 	SinkStats func() sink.Stats
 	// Window is the span over which the sink counters are compared
@@ -80,8 +80,8 @@ func (r *Readiness) Status() string {
 
 func (r *Readiness) sinkConnected() error {
 	if r.LastSinkError != nil {
-		if err, at := r.LastSinkError(); IsConnectionError(err) {
-			return fmt.Errorf("sink not connected: last write at %s failed: %v", at.UTC().Format(time.RFC3339), err)
+		if at, err := r.LastSinkError(); IsConnectionError(err) {
+			return fmt.Errorf("sink not connected: last write at %s failed: %w", at.UTC().Format(time.RFC3339), err)
 		}
 	}
 	if r.SinkStats == nil {

@@ -154,12 +154,12 @@ func (m *measured) WriteBatch(ctx context.Context, b sink.Batch) error {
 
 func (m *measured) Close(ctx context.Context) error { return m.w.Close(ctx) }
 
-// LastSinkError returns the error of the last WriteBatch that finished
-// (nil if it succeeded or none has finished yet) and when it finished.
-func (e *Exporter) LastSinkError() (error, time.Time) {
+// LastSinkError returns when the last WriteBatch finished and its error
+// (nil if it succeeded or none has finished yet).
+func (e *Exporter) LastSinkError() (time.Time, error) {
 	e.lastResult.Lock()
 	defer e.lastResult.Unlock()
-	return e.lastResult.err, e.lastResult.at
+	return e.lastResult.at, e.lastResult.err
 }
 
 // The metrics read at scrape time.

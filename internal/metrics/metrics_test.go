@@ -330,14 +330,14 @@ func TestWrapSinkPassesErrorsAndCountsOnlyAcks(t *testing.T) {
 	if err := w.WriteBatch(context.Background(), sink.Batch{Key: "k"}); !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
-	if err, _ := mx.LastSinkError(); !errors.Is(err, boom) {
+	if _, err := mx.LastSinkError(); !errors.Is(err, boom) {
 		t.Fatalf("LastSinkError = %v", err)
 	}
 	f.err = nil
 	if err := w.WriteBatch(context.Background(), sink.Batch{Key: "k"}); err != nil {
 		t.Fatal(err)
 	}
-	if err, _ := mx.LastSinkError(); err != nil {
+	if _, err := mx.LastSinkError(); err != nil {
 		t.Fatalf("LastSinkError after success = %v", err)
 	}
 	// A cancelled call says nothing about the graph.
@@ -345,7 +345,7 @@ func TestWrapSinkPassesErrorsAndCountsOnlyAcks(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = w.WriteBatch(ctx, sink.Batch{})
-	if err, _ := mx.LastSinkError(); err != nil {
+	if _, err := mx.LastSinkError(); err != nil {
 		t.Fatalf("LastSinkError after a cancelled call = %v", err)
 	}
 	srv := httptest.NewServer(mx.Handler())
