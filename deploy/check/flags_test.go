@@ -48,7 +48,7 @@ func flagsOf(t *testing.T, cmd string) map[string]flagInfo {
 		c := exec.Command("go", "build", "-o", binPath, "./cmd/lineageflow")
 		c.Dir = root
 		if out, err := c.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build ./cmd/lineageflow: %v\n%s", err, out)
+			binErr = fmt.Errorf("go build ./cmd/lineageflow: %w\n%s", err, out)
 		}
 	})
 	if binErr != nil {
