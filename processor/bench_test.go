@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"sort"
 	"testing"
 	"time"
 
@@ -140,14 +141,20 @@ func BenchmarkBarrier(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
+			var ds []float64
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				fillKeysNoBarrier(s, 10_000, held+i*10_000)
 				b.StartTimer()
+				t0 := time.Now()
 				if err := s.Barrier(ctx); err != nil {
 					b.Fatal(err)
 				}
+				ds = append(ds, float64(time.Since(t0))/1e6)
 			}
+			sort.Float64s(ds)
+			b.ReportMetric(ds[len(ds)/2], "p50-ms")
+			b.ReportMetric(ds[len(ds)-1], "max-ms")
 		})
 	}
 }
