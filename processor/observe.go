@@ -31,6 +31,7 @@ type observed struct {
 type shardLag struct {
 	behind     atomic.Int64 // MillisBehindLatest of the last GetRecords, -1 before the first
 	checkpoint atomic.Int64 // unix ns of the last KCL checkpoint written by this worker, 0: none
+	pending    atomic.Int64 // unix ns of the first read with records since that checkpoint, 0: none
 	since      atomic.Int64 // unix ns when this worker started the shard
 }
 
@@ -73,14 +74,21 @@ func (s *Stats) lag(shard string) *shardLag {
 // shardStarted resets the lag of a shard this worker (re)starts.
 func (s *Stats) shardStarted(shard string) { s.obs.shards.Delete(shard); s.lag(shard) }
 
-// observeRead records a GetRecords batch's MillisBehindLatest.
-func (s *Stats) observeRead(shard string, millisBehind int64) {
-	s.lag(shard).behind.Store(millisBehind)
+// observeRead records a GetRecords batch: its MillisBehindLatest and, if
+// it had records, that records wait for a checkpoint.
+func (s *Stats) observeRead(shard string, millisBehind int64, records int) {
+	l := s.lag(shard)
+	l.behind.Store(millisBehind)
+	if records > 0 && l.pending.Load() == 0 {
+		l.pending.CompareAndSwap(0, time.Now().UnixNano())
+	}
 }
 
 // observeCheckpoint records a KCL checkpoint written for shard.
 func (s *Stats) observeCheckpoint(shard string) {
-	s.lag(shard).checkpoint.Store(time.Now().UnixNano())
+	l := s.lag(shard)
+	l.checkpoint.Store(time.Now().UnixNano())
+	l.pending.Store(0)
 }
 
 // ShardStatus is one leased shard as an exporter sees it.
@@ -91,6 +99,11 @@ type ShardStatus struct {
 	// LastCheckpoint is when this worker last wrote the shard's KCL
 	// checkpoint (zero: not yet); Since is when it started the shard.
 	LastCheckpoint, Since time.Time
+	// Uncheckpointed is when the first records read since the last
+	// checkpoint were read (zero: everything read is checkpointed). Its
+	// age is about how much a restart would replay; an idle, checkpointed
+	// shard has none.
+	Uncheckpointed time.Time
 	// OutboxDepth is the number of sealed-window entries not yet
 	// acknowledged by the sink.
 	OutboxDepth int
@@ -117,6 +130,9 @@ func (w *Worker) Shards() []ShardStatus {
 			Since: time.Unix(0, l.since.Load()), OutboxDepth: s.drain.pending(), Backpressured: bp}
 		if ns := l.checkpoint.Load(); ns != 0 {
 			ss.LastCheckpoint = time.Unix(0, ns)
+		}
+		if ns := l.pending.Load(); ns != 0 {
+			ss.Uncheckpointed = time.Unix(0, ns)
 		}
 		out = append(out, ss)
 	}

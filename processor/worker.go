@@ -416,7 +416,7 @@ func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
 	// batch with more records pending, which would advance the watermark
 	// to processing time while the shard is still catching up.
 	caughtUp := in.MillisBehindLatest == 0 && len(in.Records) == 0
-	p.w.Stats().observeRead(p.s.ID(), in.MillisBehindLatest)
+	p.w.Stats().observeRead(p.s.ID(), in.MillisBehindLatest, len(in.Records))
 	if err := p.s.Process(p.w.ctx, p.recs, caughtUp); err != nil {
 		if p.w.ctx.Err() == nil {
 			p.w.fatal(err)

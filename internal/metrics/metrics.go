@@ -186,7 +186,7 @@ var (
 	descOutbox     = desc("lineage_outbox_depth", "Sealed-window entries of a shard not yet acknowledged by the sink (the analogue of Neptune's request queue); sealing blocks at -outbox-cap.", "shard")
 	descShardBP    = desc("lineage_shard_backpressured", "1 while the shard's sealing waits for outbox room.", "shard")
 	descBehind     = desc("lineage_shard_millis_behind_latest", "MillisBehindLatest of the shard's last GetRecords: how far reading is behind the tip of the stream.", "shard")
-	descCkptAge    = desc("lineage_shard_checkpoint_age_seconds", "Seconds since this worker last wrote the shard's KCL checkpoint (since it took the shard, before the first one): what a restart would replay.", "shard")
+	descCkptAge    = desc("lineage_shard_checkpoint_age_seconds", "Seconds the oldest records read since the shard's last KCL checkpoint have waited for one (0 when everything read is checkpointed): about what a restart would replay. Grows while an open window or run holds the checkpoint back.", "shard")
 	descSinkReq    = desc("lineage_sink_requests_total", "Gremlin requests (traversals) acknowledged by the graph.")
 	descSinkRec    = desc("lineage_sink_records_total", "Vertices and edges in acknowledged Gremlin requests (after the vertex cache).")
 	descSinkFail   = desc("lineage_sink_request_failures_total", "Gremlin requests given up after their retries (the batch is sent again).")
@@ -293,11 +293,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if s.MillisBehindLatest >= 0 {
 			gauge(descBehind, float64(s.MillisBehindLatest), s.ID)
 		}
-		since := s.LastCheckpoint
-		if since.IsZero() {
-			since = s.Since
+		age := 0.0
+		if !s.Uncheckpointed.IsZero() {
+			age = max(0, now.Sub(s.Uncheckpointed).Seconds())
 		}
-		gauge(descCkptAge, max(0, now.Sub(since).Seconds()), s.ID)
+		gauge(descCkptAge, age, s.ID)
 	}
 }
 
