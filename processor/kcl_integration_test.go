@@ -256,12 +256,12 @@ func TestKCLTwoWorkersKill(t *testing.T) {
 	err = h.WaitFor(ctx, 60*time.Second, "both workers to hold leases on all 4 shards", func() (bool, error) {
 		for id, p := range workers {
 			if done, err := p.Exited(); done {
-				return false, fmt.Errorf("worker %s exited: %v", id, err)
+				return false, fmt.Errorf("worker %s exited: %w", id, err)
 			}
 		}
-		ls, err := h.Leases(ctx)
-		if err != nil {
-			return false, nil // table not there yet
+		ls, lerr := h.Leases(ctx)
+		if lerr != nil {
+			return false, nil //nolint:nilerr // the table may not exist yet
 		}
 		owners = harness.Owners(ls, time.Now())
 		return len(owners["w1"])+len(owners["w2"]) == 4 && len(owners["w1"]) > 0 && len(owners["w2"]) > 0, nil
@@ -319,7 +319,7 @@ func TestKCLTwoWorkersKill(t *testing.T) {
 	// Takeover: the survivor holds every shard.
 	err = h.WaitFor(ctx, 60*time.Second, survivor+" to hold all 4 shards", func() (bool, error) {
 		if done, err := workers[survivor].Exited(); done {
-			return false, fmt.Errorf("survivor exited: %v", err)
+			return false, fmt.Errorf("survivor exited: %w", err)
 		}
 		ls, err := h.Leases(ctx)
 		if err != nil {

@@ -156,7 +156,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	w.db = db
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			w.log.Warn("closing Pebble", "err", err)
+		}
+	}()
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	defer w.cancel(nil)
 

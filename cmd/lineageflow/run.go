@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -214,6 +215,5 @@ func (s *fileSink) WriteBatch(_ context.Context, b sink.Batch) error {
 func (s *fileSink) Close(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.w.Flush()
-	return s.f.Close()
+	return errors.Join(s.w.Flush(), s.f.Close())
 }
