@@ -93,7 +93,7 @@ func ListDeadLetters(db *pebble.DB, fn func(DeadLetter) error) error {
 	if err != nil {
 		return err
 	}
-	defer it.Close()
+	defer func() { _ = it.Close() }()
 	for it.First(); it.Valid(); it.Next() {
 		var d DeadLetter
 		if err := json.Unmarshal(it.Value(), &d); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -44,7 +45,7 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 	}
 
 	batch := s.db.NewBatch()
-	defer batch.Close()
+	defer func() { _ = batch.Close() }()
 
 	// Window deltas: blind merges for windows that stay open. Entries of
 	// sealing windows are folded in memory with what Pebble holds, keyed
@@ -207,7 +208,7 @@ func (s *Shard) seal(batch *pebble.Batch, bucket int64, mem map[[32]byte]window.
 	for it.First(); it.Valid(); it.Next() {
 		var e window.Entry
 		if _, err := window.DecodeEntry(it.Value(), &e); err != nil {
-			it.Close()
+			_ = it.Close()
 			return 0, fmt.Errorf("window entry %x: %w", it.Key(), err)
 		}
 		var sk [32]byte
@@ -305,7 +306,7 @@ func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int) []
 // loadPosition reads the shard's position, if any.
 func (s *Shard) loadPosition() (checkpoint.Position, bool, error) {
 	v, closer, err := s.db.Get(checkpoint.PosKey(s.id))
-	if err == pebble.ErrNotFound {
+	if errors.Is(err, pebble.ErrNotFound) {
 		return checkpoint.Position{}, false, nil
 	}
 	if err != nil {
@@ -413,7 +414,7 @@ func (s *Shard) scan(prefix []byte, fn func(k, v []byte) error) error {
 	}
 	for it.First(); it.Valid(); it.Next() {
 		if err := fn(bytes.Clone(it.Key()), it.Value()); err != nil {
-			it.Close()
+			_ = it.Close()
 			return err
 		}
 	}
@@ -433,7 +434,7 @@ func (s *Shard) scanKeys(prefix []byte, fn func(k []byte) error) error {
 		}
 		last = b
 		if err := fn(it.Key()); err != nil {
-			it.Close()
+			_ = it.Close()
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package processor
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -134,7 +135,7 @@ func (s *Shard) seen(h *[16]byte) bool {
 	s.st.DedupLookups.Add(1)
 	s.keyBuf = checkpoint.AppendDedupKey(s.keyBuf[:0], s.id, h)
 	_, closer, err := s.db.Get(s.keyBuf)
-	if err == pebble.ErrNotFound {
+	if errors.Is(err, pebble.ErrNotFound) {
 		return false
 	}
 	if err != nil {
@@ -201,7 +202,7 @@ func (s *Shard) expireDedup() error {
 		for it.First(); it.Valid(); it.Next() {
 			k := it.Key()
 			if len(k) != xp+24 {
-				it.Close()
+				_ = it.Close()
 				return fmt.Errorf("dedup expiry key %x: %w", k, checkpoint.ErrCorrupt)
 			}
 			var d dedupItem

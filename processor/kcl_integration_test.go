@@ -174,7 +174,7 @@ func TestKCLSingleWorker(t *testing.T) {
 	want = refmodel.Build(append(append(data, tail), tail2), refmodel.Options{})
 	err = h.WaitFor(ctx, 60*time.Second, "the restarted worker to checkpoint a new record", func() (bool, error) {
 		if done, err := w.Exited(); done {
-			return false, fmt.Errorf("restarted worker exited: %v", err)
+			return false, fmt.Errorf("restarted worker exited: %w", err)
 		}
 		ls, err := h.Leases(ctx)
 		if err != nil {

@@ -419,6 +419,6 @@ func (s *Shard) recoverFatal(err *error) {
 }
 
 func (s *Shard) fail(err error) error {
-	s.failed = fmt.Errorf("%w: %s: %v", ErrShardFailed, s.id, err)
+	s.failed = fmt.Errorf("%w: %s: %w", ErrShardFailed, s.id, err)
 	return s.failed
 }

@@ -1,7 +1,6 @@
 package processor
 
 import (
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,13 +92,4 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"invalid": s.InvalidTotal(),
 	}
 	return m
-}
-
-func sortedKeys(m map[string]int64) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

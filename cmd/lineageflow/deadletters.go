@@ -33,7 +33,7 @@ func deadLetters(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w (is a worker still running on it?)", err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SHARD\tSEQ\tSUB\tARRIVAL\tREASON\tFIELD\tMESSAGE")
 	n := 0
@@ -49,7 +49,9 @@ func deadLetters(ctx context.Context, args []string) error {
 		}
 		return nil
 	})
-	tw.Flush()
+	if ferr := tw.Flush(); err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return err
 	}

@@ -361,10 +361,10 @@ func serverFrame(payload []byte) []byte {
 		b.WriteByte(byte(n))
 	case n < 1<<16:
 		b.WriteByte(126)
-		binary.Write(&b, binary.BigEndian, uint16(n))
+		_ = binary.Write(&b, binary.BigEndian, uint16(n))
 	default:
 		b.WriteByte(127)
-		binary.Write(&b, binary.BigEndian, uint64(n))
+		_ = binary.Write(&b, binary.BigEndian, uint64(n))
 	}
 	b.Write(payload)
 	return b.Bytes()
@@ -391,12 +391,12 @@ func errorResponse(id []byte, status int32, msg string) []byte {
 	b.WriteByte(0x81)
 	b.WriteByte(0x00)
 	b.Write(id)
-	binary.Write(&b, binary.BigEndian, status)
+	_ = binary.Write(&b, binary.BigEndian, status)
 	b.WriteByte(0x00)
-	binary.Write(&b, binary.BigEndian, int32(len(msg)))
+	_ = binary.Write(&b, binary.BigEndian, int32(len(msg)))
 	b.WriteString(msg)
-	binary.Write(&b, binary.BigEndian, int32(0)) // status attributes
-	binary.Write(&b, binary.BigEndian, int32(0)) // result meta
-	b.Write([]byte{0xfe, 0x01})                  // null data
+	_ = binary.Write(&b, binary.BigEndian, int32(0)) // status attributes
+	_ = binary.Write(&b, binary.BigEndian, int32(0)) // result meta
+	b.Write([]byte{0xfe, 0x01})                      // null data
 	return b.Bytes()
 }
