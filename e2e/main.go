@@ -3,7 +3,7 @@
 // one fault per scenario, and the live graph compared with the reference
 // model. Each scenario prints one line:
 //
-//	scenario=<name> events=N expected_edges=N actual_edges=N missing=N extra=N duplicate=N ghost=N dlq=N recover_s=X result=PASS|FAIL
+//	scenario=<name> events=N expected_edges=N actual_edges=N missing=N extra=N duplicate=N ghost=N dlq=N mismatched=N recover_s=X result=PASS|FAIL
 //
 // and the run ends with a summary line. Run it through scripts/e2e.sh
 // (make e2e), which starts and stops the stand-ins.
@@ -107,16 +107,24 @@ var scenarios = []scenario{
 			if err := s.waitCaughtUp(ctx); err != nil {
 				return err
 			}
-			s.h.Logf("SIGKILL %s", s.procs[1].Spec.ID)
-			return s.procs[1].Kill()
+			victim, err := s.busiest(ctx)
+			if err != nil {
+				return err
+			}
+			s.h.Logf("SIGKILL %s", victim.Spec.ID)
+			return victim.Kill()
 		}},
 	{name: "term", what: "SIGTERM one worker: leases handed over, no duplicate writes", workers: 3,
 		fault: func(ctx context.Context, s *state) error {
 			if err := s.waitAcked(ctx); err != nil {
 				return err
 			}
-			s.h.Logf("SIGTERM %s", s.procs[1].Spec.ID)
-			if err := s.procs[1].Stop(60 * time.Second); err != nil {
+			victim, err := s.busiest(ctx)
+			if err != nil {
+				return err
+			}
+			s.h.Logf("SIGTERM %s", victim.Spec.ID)
+			if err := victim.Stop(60 * time.Second); err != nil {
 				return fmt.Errorf("graceful stop: %w", err)
 			}
 			return s.waitOwners(ctx, 2)
@@ -253,6 +261,29 @@ func (s *state) waitCaughtUp(ctx context.Context) error {
 		}
 		return n >= int64(s.records), nil
 	})
+}
+
+// busiest returns the live worker that holds the most leases (a worker
+// holding none would make a fault that tests nothing).
+func (s *state) busiest(ctx context.Context) (*harness.Proc, error) {
+	ls, err := s.h.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	owners := harness.Owners(ls, time.Now())
+	var best *harness.Proc
+	for _, p := range s.procs {
+		if done, _ := p.Exited(); done {
+			continue
+		}
+		if best == nil || len(owners[p.Spec.ID]) > len(owners[best.Spec.ID]) {
+			best = p
+		}
+	}
+	if best == nil || len(owners[best.Spec.ID]) == 0 {
+		return nil, fmt.Errorf("no live worker holds a lease (owners %v)", owners)
+	}
+	return best, nil
 }
 
 // waitOwners waits until exactly n workers hold all the shards' leases.
@@ -486,7 +517,7 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 type outcome struct {
 	name                                            string
 	events, expEdges, actEdges, missing, extra, dup int
-	ghost, dlq                                      int
+	ghost, dlq, mismatched                          int
 	recover                                         float64
 	err                                             error
 }
@@ -496,6 +527,7 @@ func (o *outcome) fill(rep *verify.Report, snap *graphread.Snapshot, anyG, want 
 	o.missing = rep.MissingEdges.Count + rep.MissingVertices.Count
 	o.extra = rep.ExtraEdges.Count + rep.ExtraVertices.Count
 	o.dup = rep.DuplicateEdges.Count
+	o.mismatched = rep.MismatchedEdges.Count + rep.MismatchedVertices.Count
 	// Ghost lineage: edges in the graph that only uncommitted (FAIL, ABORT,
 	// never finished) runs give.
 	for _, e := range snap.Edges {
@@ -513,8 +545,8 @@ func (o *outcome) line() string {
 	if o.err != nil {
 		res = "FAIL"
 	}
-	l := fmt.Sprintf("scenario=%s events=%d expected_edges=%d actual_edges=%d missing=%d extra=%d duplicate=%d ghost=%d dlq=%d recover_s=%.1f result=%s",
-		o.name, o.events, o.expEdges, o.actEdges, o.missing, o.extra, o.dup, o.ghost, o.dlq, o.recover, res)
+	l := fmt.Sprintf("scenario=%s events=%d expected_edges=%d actual_edges=%d missing=%d extra=%d duplicate=%d ghost=%d dlq=%d mismatched=%d recover_s=%.1f result=%s",
+		o.name, o.events, o.expEdges, o.actEdges, o.missing, o.extra, o.dup, o.ghost, o.dlq, o.mismatched, o.recover, res)
 	if o.err != nil {
 		l += fmt.Sprintf(" error=%q", o.err.Error())
 	}

@@ -23,6 +23,9 @@ if [ "${SKIP_LINT:-}" = 1 ]; then echo "lint skipped (SKIP_LINT=1)"
 elif [ -x bin/golangci-lint ]; then bin/golangci-lint run ./...
 else make -s lint; fi
 
+step "deployment manifests, compose file, Dockerfile (offline schema checks)"
+bash scripts/check-deploy.sh
+
 step "start stand-ins ($STANDIN_DIR)"
 stop_standins() { bash scripts/standins-stop.sh || true; }
 trap stop_standins EXIT
