@@ -94,6 +94,7 @@ type scenario struct {
 	gen     func(c gen.Config) gen.Config
 	fault   func(ctx context.Context, s *state) error
 	check   func(ctx context.Context, s *state) error // extra assertions after the graph is complete
+	live    func(ctx context.Context, s *state) error // assertions on the running workers, graph complete
 }
 
 var scenarios = []scenario{
@@ -114,7 +115,7 @@ var scenarios = []scenario{
 			s.h.Logf("SIGKILL %s", victim.Spec.ID)
 			return victim.Kill()
 		}},
-	{name: "term", what: "SIGTERM one worker: leases handed over, no duplicate writes", workers: 3,
+	{name: "term", what: "SIGTERM one of two workers mid-stream: the other holds every lease within seconds", workers: 2,
 		fault: func(ctx context.Context, s *state) error {
 			if err := s.waitAcked(ctx); err != nil {
 				return err
@@ -127,7 +128,18 @@ var scenarios = []scenario{
 			if err := victim.Stop(60 * time.Second); err != nil {
 				return fmt.Errorf("graceful stop: %w", err)
 			}
-			return s.waitOwners(ctx, 2)
+			// The KCL releases the leases on a graceful stop: the other
+			// worker must pick them up at its next shard sync, not after a
+			// failover time.
+			t0 := time.Now()
+			if err := s.waitOwners(ctx, 1); err != nil {
+				return err
+			}
+			if d := time.Since(t0); d > 10*time.Second {
+				return fmt.Errorf("leases handed over after %v, want a few seconds", d)
+			}
+			s.h.Logf("leases handed over %v after the exit", time.Since(t0))
+			return nil
 		}},
 	{name: "join", what: "a fourth worker joins: leases rebalance", workers: 3, steal: true,
 		fault: func(ctx context.Context, s *state) error {
@@ -180,9 +192,10 @@ var scenarios = []scenario{
 			}
 			return s.splitShard(ctx)
 		}},
-	{name: "dup-ooo", what: "20% producer duplicates plus out-of-order event times", short: true, workers: 3,
+	{name: "dup-ooo", what: "20% producer duplicates plus out-of-order event times; /metrics scraped live", short: true, workers: 3,
 		gen:   func(c gen.Config) gen.Config { c.DuplicateShare, c.OutOfOrder = 0.20, 0.25; return c },
-		fault: func(ctx context.Context, s *state) error { return nil }},
+		fault: func(ctx context.Context, s *state) error { return nil },
+		live:  checkMetrics},
 	{name: "malformed", what: "every malformed kind mixed in: dead-letter count exact", workers: 3,
 		gen:   func(c gen.Config) gen.Config { c.MalformedShare = 0.05; return c },
 		fault: func(ctx context.Context, s *state) error { return nil }},
@@ -473,6 +486,10 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 		return rep.OK(), nil
 	})
 	r.recover = time.Since(faultOver).Seconds()
+	var liveErr error
+	if werr == nil && sc.live != nil {
+		liveErr = sc.live(ctx, s)
+	}
 	for _, p := range s.procs {
 		if done, _ := p.Exited(); !done {
 			_ = p.Stop(60 * time.Second)
@@ -504,6 +521,9 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 	// sequence number), however often it was processed.
 	if s.dlq != s.want.Invalid {
 		return fail(fmt.Errorf("dead letters %d, want %d", s.dlq, s.want.Invalid))
+	}
+	if liveErr != nil {
+		return fail(liveErr)
 	}
 	if sc.check != nil {
 		if err := sc.check(ctx, s); err != nil {
