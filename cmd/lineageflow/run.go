@@ -56,6 +56,7 @@ func runWorker(ctx context.Context, args []string) error {
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		statsPeriod = fs.Duration("stats-every", 10*time.Second, "log the counters this often (0: never)")
 		httpAddr    = fs.String("http-addr", ":9090", "listen address of /metrics, /healthz and /readyz (empty: no HTTP server)")
+		gopt        = gremlinFlags(fs)
 	)
 	fs.Usage = cli.Usage(fs, "lineageflow run [flags]", "Run one worker process: KCL reads the shards it leases, the processor windows lineage edges in Pebble and writes sealed windows to the sink.")
 	if err := cli.Parse(fs, args); err != nil {
@@ -65,7 +66,7 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, closeSink, err := openSink(ctx, *sinkSpec, *region, logger)
+	w, closeSink, err := openSink(ctx, *sinkSpec, *region, gopt, logger)
 	if err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ func logStatsOnce(st *processor.Stats, l *slog.Logger) {
 }
 
 // openSink builds the sink.Writer named by spec.
-func openSink(ctx context.Context, spec, region string, l *slog.Logger) (sink.Writer, func(), error) {
+func openSink(ctx context.Context, spec, region string, gopt *gremlinOptions, l *slog.Logger) (sink.Writer, func(), error) {
 	switch {
 	case spec == "memory":
 		return sink.NewMemory(), func() {}, nil
@@ -156,9 +157,12 @@ func openSink(ctx context.Context, spec, region string, l *slog.Logger) (sink.Wr
 		}
 		return f, func() { _ = f.Close(context.Background()) }, nil
 	case strings.HasPrefix(spec, "gremlin:"):
-		// The Neptune / Gremlin Server sink (sink.New). IAM auth and TLS
-		// options are not exposed here yet.
-		n, err := sink.New(sink.Config{Endpoint: strings.TrimPrefix(spec, "gremlin:"), Region: region})
+		// The Neptune / Gremlin Server sink.
+		cfg, err := gopt.config(strings.TrimPrefix(spec, "gremlin:"), region, l)
+		if err != nil {
+			return nil, nil, err
+		}
+		n, err := sink.New(cfg)
 		if err != nil {
 			return nil, nil, err
 		}
