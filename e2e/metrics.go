@@ -47,7 +47,7 @@ func checkMetrics(ctx context.Context, s *state) error {
 		}
 		for _, path := range []string{"/healthz", "/readyz"} {
 			if code, err := get(ctx, "http://"+m[1]+path); err != nil || code != http.StatusOK {
-				return fmt.Errorf("%s %s: status %d, err %v", p.Spec.ID, path, code, err)
+				return fmt.Errorf("%s %s: status %d, err %w", p.Spec.ID, path, code, err)
 			}
 		}
 	}
