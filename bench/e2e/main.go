@@ -272,7 +272,7 @@ func throughput(ctx context.Context, c config, env harness.Env, bin, dir string,
 	var first time.Time
 	err = harness.Poll(ctx, 10*time.Minute, 100*time.Millisecond, func() (bool, error) {
 		if done, perr := p.Exited(); done {
-			return false, fmt.Errorf("worker exited: %v", perr)
+			return false, fmt.Errorf("worker exited: %w", perr)
 		}
 		st := p.Stats()
 		if first.IsZero() && st["records"] > 0 {
