@@ -368,7 +368,7 @@ func (s *Shard) resumeFrom(pos checkpoint.Position) error {
 				return err
 			}
 			s.runs[id] = r
-			if r.status == runOpen {
+			if r.status == runOpen && !r.handoff {
 				s.pins.Add(r.pin)
 			}
 			return nil

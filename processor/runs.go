@@ -32,6 +32,11 @@ type run struct {
 	inputs      []dsRef
 	outputs     []dsRef
 	dirty       bool
+	// handoff: loaded from a parent shard's handoff (handoff.go). Such a
+	// run never pins this shard's checkpoint (its earlier events are on
+	// the parent, not here: the handoff is its durable source) and its
+	// emissions carry the pin of the record that makes them.
+	handoff bool
 }
 
 func (s *Shard) refs(ds []lineage.Dataset) []dsRef {
@@ -83,6 +88,10 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 	if r.status == runClosed {
 		return
 	}
+	pin := r.pin
+	if r.handoff {
+		pin = s.prevFull
+	}
 	oldIn, oldOut := len(r.inputs), len(r.outputs)
 	s.addAll(&r.inputs, ev.Inputs)
 	s.addAll(&r.outputs, ev.Outputs)
@@ -93,14 +102,14 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 		if s.cfg.Policy == PolicyStrict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort) {
 			r.status = runClosed
 			r.inputs, r.outputs = nil, nil
-			s.pins.Release(r.pin)
+			s.releaseRun(r)
 			return
 		}
 		if !stamps {
 			return
 		}
 		r.status = runCommitted
-		s.pins.Release(r.pin)
+		s.releaseRun(r)
 	}
 	changed := false
 	if stamps {
@@ -115,11 +124,19 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 			}
 		}
 	}
-	e := emission{bucket: bucket, pin: r.pin, job: r.job, jobID: r.jobID, first: r.minC, last: r.maxC, runID: r.id}
+	e := emission{bucket: bucket, pin: pin, job: r.job, jobID: r.jobID, first: r.minC, last: r.maxC, runID: r.id}
 	if changed {
 		s.emit(&e, r.inputs, r.outputs, 0, 0)
 	} else {
 		s.emit(&e, r.inputs, r.outputs, oldIn, oldOut)
+	}
+}
+
+// releaseRun releases the pin of an open run that ends or expires (a run
+// handed off by a parent shard holds none).
+func (s *Shard) releaseRun(r *run) {
+	if !r.handoff {
+		s.pins.Release(r.pin)
 	}
 }
 
@@ -181,8 +198,15 @@ func (s *Shard) expireRuns() {
 			continue
 		}
 		if r.status == runOpen {
-			s.st.RunsExpired.Add(1)
-			s.pins.Release(r.pin)
+			// Never any edge: the run is only forgotten. A handed-off run
+			// expires on every child its events do not reach (normal
+			// after a split): counted apart from runs that never ended.
+			if r.handoff {
+				s.st.HandoffRunsExpired.Add(1)
+			} else {
+				s.st.RunsExpired.Add(1)
+			}
+			s.releaseRun(r)
 		}
 		delete(s.runs, id)
 		r.dirty = true // never re-written
@@ -190,8 +214,19 @@ func (s *Shard) expireRuns() {
 	}
 }
 
+// Run value versions: 1 a run of this shard, 2 a run handed off by a parent
+// (same fields, never pinned).
+const (
+	runV1        = 1
+	runV1Handoff = 2
+)
+
 func appendRun(dst []byte, r *run) []byte {
-	dst = append(dst, 1, byte(r.status))
+	ver := byte(runV1)
+	if r.handoff {
+		ver = runV1Handoff
+	}
+	dst = append(dst, ver, byte(r.status))
 	dst = checkpoint.AppendString(dst, r.job.Namespace)
 	dst = checkpoint.AppendString(dst, r.job.Name)
 	if r.hasC {
@@ -215,10 +250,14 @@ func appendRun(dst []byte, r *run) []byte {
 
 func (s *Shard) decodeRun(id string, b []byte) (*run, error) {
 	rd := checkpoint.NewReader(b)
-	if rd.Byte() != 1 {
+	ver := rd.Byte()
+	if ver != runV1 && ver != runV1Handoff {
 		return nil, checkpoint.ErrCorrupt
 	}
-	r := &run{id: id, status: runStatus(rd.Byte())}
+	r := &run{id: id, handoff: ver == runV1Handoff, status: runStatus(rd.Byte())}
+	if r.status < runOpen || r.status > runClosed {
+		return nil, checkpoint.ErrCorrupt
+	}
 	r.job = lineage.Job{Namespace: rd.String(), Name: rd.String()}
 	r.jobID = s.jobID(r.job)
 	r.hasC = rd.Byte() == 1

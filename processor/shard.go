@@ -76,6 +76,8 @@ type Shard struct {
 	nextOutbox uint64
 	reported   string // last checkpoint handed to KCL
 
+	resumed     bool // Start resumed from Pebble
+	started     bool // a record was processed
 	lastBarrier time.Time
 	drain       *drainer
 	failed      error // a barrier failed: the shard must be abandoned
@@ -158,6 +160,7 @@ func (s *Shard) Start(ctx context.Context, kclCheckpoint string) (err error) {
 			return err
 		}
 		s.reported = kclCheckpoint
+		s.resumed = true
 		s.log.Info("resumed from local state", "kcl_checkpoint", kclCheckpoint, "local_position", pos.Last.Seq,
 			"open_runs", len(s.runs), "open_windows", len(s.buckets), "outbox", len(s.drain.snapshotQueue()))
 	} else {
@@ -284,8 +287,14 @@ func (s *Shard) Drop() error {
 	return s.discardLocal()
 }
 
+// Resumed reports whether [Shard.Start] resumed from the local Pebble
+// state. When it did not, the shard's run state starts empty: a child
+// shard must then load its parents' handoffs ([Shard.LoadHandoff]).
+func (s *Shard) Resumed() bool { return s.resumed }
+
 // record runs one user record through decode, dedup, runs and window.
 func (s *Shard) record(r *Record) {
+	s.started = true
 	s.st.Records.Add(1)
 	if r.Seq != s.curSeq {
 		s.prevFull, s.curSeq = s.curSeq, r.Seq

@@ -22,13 +22,21 @@ type Stats struct {
 	EdgesEmitted    atomic.Int64 // edges written to outbox entries
 	VerticesEmitted atomic.Int64
 	RunsExpired     atomic.Int64 // open runs dropped after the run timeout
-	Barriers        atomic.Int64
-	BarrierNanos    atomic.Int64 // total time spent in barriers
-	BarrierMaxNanos atomic.Int64
-	OutboxWritten   atomic.Int64
-	OutboxAcked     atomic.Int64
-	SinkErrors      atomic.Int64 // failed WriteBatch calls (each retried)
-	Checkpoints     atomic.Int64 // KCL checkpoints written
+	// Shard split/merge (handoff.go): runs written to the handoff at shard
+	// end, runs loaded from parents' handoffs, and handed-off runs still
+	// open when they expired on a child (no edges; normal for the runs
+	// whose events went to the sibling).
+	RunsHandedOff      atomic.Int64
+	RunsHandedIn       atomic.Int64
+	HandoffRunsExpired atomic.Int64
+	HandoffsMissing    atomic.Int64 // parents whose handoff was not found
+	Barriers           atomic.Int64
+	BarrierNanos       atomic.Int64 // total time spent in barriers
+	BarrierMaxNanos    atomic.Int64
+	OutboxWritten      atomic.Int64
+	OutboxAcked        atomic.Int64
+	SinkErrors         atomic.Int64 // failed WriteBatch calls (each retried)
+	Checkpoints        atomic.Int64 // KCL checkpoints written
 
 	backpressured atomic.Int64 // shards blocked on a full outbox right now
 	obs           observed     // read by exporters: observe.go
@@ -87,6 +95,8 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"duplicates": s.Duplicates.Load(), "dedup_lookups": s.DedupLookups.Load(), "late": s.Late.Load(), "windows_sealed": s.WindowsSealed.Load(),
 		"edges_emitted": s.EdgesEmitted.Load(), "vertices_emitted": s.VerticesEmitted.Load(),
 		"runs_expired": s.RunsExpired.Load(), "barriers": s.Barriers.Load(),
+		"runs_handed_off": s.RunsHandedOff.Load(), "runs_handed_in": s.RunsHandedIn.Load(),
+		"handoff_runs_expired": s.HandoffRunsExpired.Load(), "handoffs_missing": s.HandoffsMissing.Load(),
 		"outbox_written": s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),
 		"sink_errors": s.SinkErrors.Load(), "checkpoints": s.Checkpoints.Load(),
 		"invalid": s.InvalidTotal(),

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
@@ -54,7 +55,10 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// FromLatest starts shards without checkpoint at LATEST instead of TRIM_HORIZON.
 	FromLatest bool
-	Logger     *slog.Logger
+	// Handoff carries run state from a parent shard to its children
+	// across a split or merge (default: DynamoDB table <AppName>-handoff).
+	Handoff Handoff
+	Logger  *slog.Logger
 }
 
 // WithDefaults fills zero fields.
@@ -124,6 +128,10 @@ type Worker struct {
 	log *slog.Logger
 	db  *pebble.DB
 	ddb *dynamodb.Client // the lease table, read by the lease guard
+	kin *kinesis.Client  // ListShards: a child shard's parents
+	ho  Handoff
+
+	stop context.Context // Run's ctx: done when a graceful stop begins
 
 	mu struct {
 		sync.Mutex
@@ -178,6 +186,21 @@ func (w *Worker) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		return err
+	}
+	w.stop = ctx
+	w.ho = w.cfg.Handoff
+	if w.ho == nil {
+		dh := &DynamoHandoff{Client: w.ddb, Table: w.cfg.AppName + "-handoff", Logger: w.log}
+		if err := dh.EnsureTable(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		w.ho = dh
+	}
+	if w.kin, err = w.cfg.AWS.Kinesis(ctx); err != nil {
 		return err
 	}
 
@@ -241,43 +264,23 @@ func (w *Worker) Run(ctx context.Context) error {
 // ensureLeaseTable creates the KCL lease table (the KCL's schema: hash key
 // ShardID) if it is missing and waits until it is ACTIVE.
 func (w *Worker) ensureLeaseTable(ctx context.Context) error {
-	name := aws.String(w.cfg.AppName)
-	deadline := time.Now().Add(2 * time.Minute)
-	created := false
-	for {
-		out, err := w.ddb.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: name})
-		var nf *ddbtypes.ResourceNotFoundException
-		switch {
-		case err == nil && out.Table != nil && out.Table.TableStatus == ddbtypes.TableStatusActive:
-			return nil
-		case errors.As(err, &nf) && !created:
-			_, cerr := w.ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
-				TableName:             name,
-				AttributeDefinitions:  []ddbtypes.AttributeDefinition{{AttributeName: aws.String("ShardID"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
-				KeySchema:             []ddbtypes.KeySchemaElement{{AttributeName: aws.String("ShardID"), KeyType: ddbtypes.KeyTypeHash}},
-				ProvisionedThroughput: &ddbtypes.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(10), WriteCapacityUnits: aws.Int64(10)},
-			})
-			var inUse *ddbtypes.ResourceInUseException
-			if cerr != nil && !errors.As(cerr, &inUse) {
-				return fmt.Errorf("processor: create lease table %s: %w", w.cfg.AppName, cerr)
-			}
-			created = true
-		case err != nil && !errors.As(err, &nf):
-			return fmt.Errorf("processor: describe lease table %s: %w", w.cfg.AppName, err)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("processor: lease table %s not ACTIVE after 2 minutes", w.cfg.AppName)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return ensureTable(ctx, w.ddb, &dynamodb.CreateTableInput{
+		TableName:             aws.String(w.cfg.AppName),
+		AttributeDefinitions:  []ddbtypes.AttributeDefinition{{AttributeName: aws.String("ShardID"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
+		KeySchema:             []ddbtypes.KeySchemaElement{{AttributeName: aws.String("ShardID"), KeyType: ddbtypes.KeyTypeHash}},
+		ProvisionedThroughput: &ddbtypes.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(10), WriteCapacityUnits: aws.Int64(10)},
+	})
 }
 
 // leaseOwner reads the owner of shard's lease (consistent read).
 func (w *Worker) leaseOwner(ctx context.Context, shard string) (string, error) {
+	owner, _, _, err := w.lease(ctx, shard)
+	return owner, err
+}
+
+// lease reads shard's lease row (consistent read): owner, checkpoint, and
+// whether the row exists.
+func (w *Worker) lease(ctx context.Context, shard string) (owner, ckpt string, found bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	out, err := w.ddb.GetItem(ctx, &dynamodb.GetItemInput{
@@ -286,12 +289,15 @@ func (w *Worker) leaseOwner(ctx context.Context, shard string) (string, error) {
 		Key:            map[string]ddbtypes.AttributeValue{"ShardID": &ddbtypes.AttributeValueMemberS{Value: shard}},
 	})
 	if err != nil {
-		return "", err
+		return "", "", false, err
 	}
 	if v, ok := out.Item["AssignedTo"].(*ddbtypes.AttributeValueMemberS); ok {
-		return v.Value, nil
+		owner = v.Value
 	}
-	return "", nil
+	if v, ok := out.Item["Checkpoint"].(*ddbtypes.AttributeValueMemberS); ok {
+		ckpt = v.Value
+	}
+	return owner, ckpt, len(out.Item) > 0, nil
 }
 
 func (w *Worker) kclConfig(ctx context.Context) (*kcfg.KinesisClientLibConfiguration, error) {
@@ -362,6 +368,9 @@ type recordProcessor struct {
 	// lost: the lease guard saw another owner. v1.0.0 gives such a
 	// processor no Shutdown; it stops processing and never checkpoints.
 	lost bool
+	// needHandoff: the shard started without local state; its parents'
+	// handoffs (if it has parents) are loaded before its first record.
+	needHandoff bool
 }
 
 func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
@@ -390,6 +399,7 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 	w.mu.Unlock()
 	w.Stats().shardStarted(in.ShardId)
 	p.s = s
+	p.needHandoff = !s.Resumed()
 	w.log.Info("shard started", "shard", in.ShardId, "kcl_checkpoint", seq)
 }
 
@@ -398,6 +408,11 @@ func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
 		// Never acknowledge what we did not process: without a checkpoint
 		// the records come back to the next owner.
 		return
+	}
+	// Done here, not in Initialize: the KCL renews the lease only after
+	// Initialize returns, and loading may wait for a parent.
+	if p.needHandoff && !p.loadHandoff() {
+		return // stopping: nothing processed, nothing checkpointed
 	}
 	p.recs = p.recs[:0]
 	var sub uint32
@@ -501,6 +516,12 @@ func (p *recordProcessor) Shutdown(in *kcl.ShutdownInput) {
 		s.Close()
 		if !p.ownsLease() {
 			w.log.Warn("shard end: lease lost; the new owner will checkpoint SHARD_END", "shard", s.ID())
+			return
+		}
+		// The runs the shard still holds go to its children (handoff.go)
+		// before SHARD_END lets them start.
+		if err := p.handOff(); err != nil {
+			w.log.Error("shard end: run handoff failed; not checkpointing SHARD_END (the shard is replayed)", "shard", s.ID(), "err", err)
 			return
 		}
 		if err := in.Checkpointer.Checkpoint(nil); err != nil {

@@ -1,0 +1,153 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/lineageflow/lineageflow/checkpoint"
+)
+
+// Handoff carries a parent shard's run state to its children across a
+// shard split or merge (DESIGN.md, "Shard lifecycle"). Run state is per
+// shard; when a shard ends, the runs it still holds (open ones and the
+// committed or closed ones not yet expired) are written under the
+// parent's shard id, and a child that starts without a KCL checkpoint
+// loads the runs of its parents before its first record. Put must be
+// idempotent (the same parent may be handed off twice).
+type Handoff interface {
+	// Put stores the encoded runs of shard (replacing any earlier Put).
+	Put(ctx context.Context, shard string, runs []byte) error
+	// Get returns what Put stored for shard, and false when nothing was.
+	Get(ctx context.Context, shard string) ([]byte, bool, error)
+}
+
+// MemHandoff is an in-memory [Handoff] (tests, single-process runs).
+type MemHandoff struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+// NewMemHandoff returns an empty in-memory handoff store.
+func NewMemHandoff() *MemHandoff { return &MemHandoff{m: map[string][]byte{}} }
+
+// Put implements [Handoff].
+func (h *MemHandoff) Put(_ context.Context, shard string, runs []byte) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.m[shard] = append([]byte(nil), runs...)
+	return nil
+}
+
+// Get implements [Handoff].
+func (h *MemHandoff) Get(_ context.Context, shard string) ([]byte, bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b, ok := h.m[shard]
+	return append([]byte(nil), b...), ok, nil
+}
+
+const handoffV1 = 1
+
+// HandoffState encodes every run the shard holds (what it keeps under
+// s/<shard>/r/), sorted by run id so the same state gives the same bytes.
+// Call it at shard end, after [Shard.Flush].
+func (s *Shard) HandoffState() []byte {
+	ids := make([]string, 0, len(s.runs))
+	for id := range s.runs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	dst := []byte{handoffV1}
+	dst = appendVarint(dst, int64(len(ids)))
+	var val []byte
+	for _, id := range ids {
+		val = appendRun(val[:0], s.runs[id])
+		dst = checkpoint.AppendString(dst, id)
+		dst = checkpoint.AppendString(dst, string(val))
+	}
+	s.st.RunsHandedOff.Add(int64(len(ids)))
+	return dst
+}
+
+// LoadHandoff adds the runs a parent shard handed off (see
+// [Shard.HandoffState]) to this shard's state. Call it after
+// [Shard.Start] and before the first record; for a merge, once per
+// parent. The runs become durable with the next barrier. They never pin
+// the checkpoint: the handoff, not this shard's records, is where their
+// earlier events are (a child that starts again without its local state
+// loads it again). A run both parents hold is merged. It returns the
+// number of runs loaded.
+func (s *Shard) LoadHandoff(parent string, data []byte) (int, error) {
+	if s.started {
+		return 0, fmt.Errorf("processor: %s: handoff of %s loaded after the first record", s.id, parent)
+	}
+	rd := checkpoint.NewReader(data)
+	if rd.Byte() != handoffV1 {
+		return 0, fmt.Errorf("processor: handoff of %s: %w", parent, checkpoint.ErrCorrupt)
+	}
+	n := rd.Varint()
+	if n < 0 || n > int64(len(data)) {
+		return 0, fmt.Errorf("processor: handoff of %s: %w", parent, checkpoint.ErrCorrupt)
+	}
+	loaded := make([]*run, 0, n)
+	for i := int64(0); i < n; i++ {
+		id, val := rd.String(), rd.String()
+		if rd.Err() != nil {
+			break
+		}
+		r, err := s.decodeRun(id, []byte(val))
+		if err != nil {
+			return 0, fmt.Errorf("processor: handoff of %s, run %q: %w", parent, id, err)
+		}
+		loaded = append(loaded, r)
+	}
+	if err := rd.Err(); err != nil {
+		return 0, fmt.Errorf("processor: handoff of %s: %w", parent, err)
+	}
+	for _, r := range loaded {
+		r.handoff, r.pin = true, ""
+		if x := s.runs[r.id]; x != nil {
+			mergeRun(x, r)
+			r = x
+		} else {
+			s.runs[r.id] = r
+		}
+		s.markDirty(r)
+	}
+	s.st.RunsHandedIn.Add(int64(len(loaded)))
+	return len(loaded), nil
+}
+
+// mergeRun folds r into x: the same run held by both parents of a merge
+// (possible only if its partition key moved between them). FAIL/ABORT
+// first anywhere closes it; otherwise the most advanced status and the
+// union of the datasets and COMPLETE times.
+func mergeRun(x, r *run) {
+	if r.lastArrival > x.lastArrival {
+		x.lastArrival = r.lastArrival
+	}
+	if x.status == runClosed || r.status == runClosed {
+		x.status, x.inputs, x.outputs = runClosed, nil, nil
+		return
+	}
+	x.status = max(x.status, r.status)
+	for _, d := range r.inputs {
+		if !contains(x.inputs, d.id) {
+			x.inputs = append(x.inputs, d)
+		}
+	}
+	for _, d := range r.outputs {
+		if !contains(x.outputs, d.id) {
+			x.outputs = append(x.outputs, d)
+		}
+	}
+	if r.hasC {
+		if !x.hasC {
+			x.minC, x.maxC, x.hasC = r.minC, r.maxC, true
+		} else {
+			x.minC, x.maxC = min(x.minC, r.minC), max(x.maxC, r.maxC)
+		}
+	}
+}
