@@ -1,7 +1,9 @@
 package lineage
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -35,6 +37,7 @@ type scanner struct {
 	pos  int
 	err  *DecodeError // first syntax error
 	buf  []byte       // unescape scratch
+	stk  []byte       // skip's open containers: '{' or '['
 }
 
 func (s *scanner) reset(data []byte) {
@@ -86,25 +89,71 @@ func (s *scanner) end() {
 // str scans the string at s.pos (which must be '"') and returns its raw
 // contents, without the quotes, and its flags.
 func (s *scanner) str() (raw []byte, fl uint8) {
-	data := s.data
-	i := s.pos + 1
-	start := i
-	for i < len(data) {
+	start := s.pos + 1
+	end, fl, bad := scanStr(s.data, start)
+	if end < 0 {
+		s.pos = bad
+		s.fail()
+		return nil, 0
+	}
+	s.pos = end + 1
+	return s.data[start:end], fl
+}
+
+// SWAR constants: one in every byte, 0x80 in every byte.
+const (
+	swarLo = 0x0101010101010101
+	swarHi = 0x8080808080808080
+)
+
+// swarSpecial returns a word whose lowest set bit is the high bit of the
+// first byte of w (little endian) that a JSON string does not hold as it
+// is: '"', '\\', a control character (< 0x20) or a non-ASCII byte (>= 0x80);
+// 0 if there is none. Bits above the first such byte may be spurious
+// (borrows), the lowest one never is: a borrow into a byte only comes from
+// a lower byte that is itself flagged, and the subtractions flag a byte
+// >= 0x80 only where w has it anyway.
+func swarSpecial(w uint64) uint64 {
+	return ((w - swarLo*0x20) | ((w ^ swarLo*'"') - swarLo) | ((w ^ swarLo*'\\') - swarLo) | w) & swarHi
+}
+
+// scanStr scans the contents of the string that starts at data[i], just
+// after its opening quote. It returns the index of the closing quote and
+// the flags, or end -1 and the position of the syntax error (len(data) when
+// the string is truncated). Printable ASCII runs go 8 bytes at a time;
+// escapes, control characters and non-ASCII bytes take the careful path
+// byte by byte. It checks exactly what encoding/json's scanner does: it
+// does not validate UTF-8 (unquote replaces invalid bytes later).
+func scanStr(data []byte, i int) (end int, fl uint8, bad int) {
+	for {
+		// Find the next special byte: 8 at a time, then byte by byte in
+		// the last 7.
+		for {
+			if len(data)-i >= 8 {
+				if t := swarSpecial(binary.LittleEndian.Uint64(data[i:])); t != 0 {
+					i += bits.TrailingZeros64(t) >> 3
+					break
+				}
+				i += 8
+				continue
+			}
+			for i < len(data) && strSafe[data[i]] {
+				i++
+			}
+			if i >= len(data) {
+				return -1, 0, len(data)
+			}
+			break
+		}
 		c := data[i]
-		if strSafe[c] {
-			i++
-			continue
+		if c == '"' {
+			return i, fl, 0
 		}
 		switch {
-		case c == '"':
-			s.pos = i + 1
-			return data[start:i], fl
 		case c == '\\':
 			fl |= flEsc
 			if i+1 >= len(data) {
-				s.pos = len(data)
-				s.fail()
-				return nil, 0
+				return -1, 0, len(data)
 			}
 			switch data[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -112,29 +161,23 @@ func (s *scanner) str() (raw []byte, fl uint8) {
 			case 'u':
 				for j := i + 2; j < i+6; j++ {
 					if j >= len(data) || !isHex(data[j]) {
-						s.pos = j
-						s.fail()
-						return nil, 0
+						return -1, 0, j
 					}
 				}
 				i += 6
 			default:
-				s.pos = i + 1
-				s.fail()
-				return nil, 0
+				return -1, 0, i + 1
 			}
 		case c < 0x20:
-			s.pos = i
-			s.fail()
-			return nil, 0
+			return -1, 0, i
 		default:
 			fl |= flHigh
 			i++
+			for i < len(data) && data[i] >= 0x80 {
+				i++
+			}
 		}
 	}
-	s.pos = len(data)
-	s.fail()
-	return nil, 0
 }
 
 func isHex(c byte) bool {
@@ -199,40 +242,160 @@ func (s *scanner) null() { s.lit("null") }
 
 // skip scans and discards the value at s.pos; depth is the nesting level a
 // container there would have (the top-level value has depth 1).
+//
+// It is iterative, with the position in a local and a stack of the open
+// containers (s.stk, one byte per level), and it does not unescape keys:
+// facets are most of a record and all they need is validation. It fails at
+// the same byte as the member-by-member methods (objBegin, key, ...) would.
 func (s *scanner) skip(depth int) {
-	switch c := s.peek(); c {
-	case '"':
-		s.str()
-	case '{':
-		if depth > maxDepth {
-			s.fail()
-			return
-		}
-		for ok := s.objBegin(); ok; ok = s.objNext() {
-			s.key()
-			s.skip(depth + 1)
-		}
-	case '[':
-		if depth > maxDepth {
-			s.fail()
-			return
-		}
-		for ok := s.arrBegin(); ok; ok = s.arrNext() {
-			s.skip(depth + 1)
-		}
-	case 't':
-		s.lit("true")
-	case 'f':
-		s.lit("false")
-	case 'n':
-		s.lit("null")
-	default:
-		if c == '-' || c >= '0' && c <= '9' {
-			s.num()
-			return
-		}
-		s.fail()
+	if s.err != nil {
+		return
 	}
+	data := s.data
+	stk := s.stk[:0]
+	i := s.pos
+	for {
+		// A value starts at i (after whitespace).
+		i = skipWS(data, i)
+		if i >= len(data) {
+			break
+		}
+		closed := true // the value is complete (not an open container)
+		switch c := data[i]; c {
+		case '"':
+			end, _, bad := scanStr(data, i+1)
+			if end < 0 {
+				i = bad
+				goto fail
+			}
+			i = end + 1
+		case '{':
+			if depth+len(stk) > maxDepth {
+				goto fail
+			}
+			i = skipWS(data, i+1)
+			if i < len(data) && data[i] == '}' {
+				i++
+				break
+			}
+			if i >= len(data) || data[i] != '"' {
+				goto fail
+			}
+			stk = append(stk, '{')
+			if i = skipKey(data, i); i < 0 {
+				i = -i - 1
+				goto fail
+			}
+			closed = false
+		case '[':
+			if depth+len(stk) > maxDepth {
+				goto fail
+			}
+			i = skipWS(data, i+1)
+			if i < len(data) && data[i] == ']' {
+				i++
+				break
+			}
+			stk = append(stk, '[')
+			closed = false
+		case 't', 'f', 'n':
+			s.pos = i
+			switch c {
+			case 't':
+				s.lit("true")
+			case 'f':
+				s.lit("false")
+			default:
+				s.lit("null")
+			}
+			if s.err != nil {
+				s.stk = stk
+				return
+			}
+			i = s.pos
+		default:
+			if c != '-' && (c < '0' || c > '9') {
+				goto fail
+			}
+			s.pos = i
+			s.num()
+			if s.err != nil {
+				s.stk = stk
+				return
+			}
+			i = s.pos
+		}
+		if !closed {
+			continue
+		}
+		// A value ended at i: close containers until one has another
+		// element.
+		for {
+			if len(stk) == 0 {
+				s.pos, s.stk = i, stk
+				return
+			}
+			i = skipWS(data, i)
+			if i >= len(data) {
+				goto fail
+			}
+			c := data[i]
+			if stk[len(stk)-1] == '{' {
+				if c == '}' {
+					i++
+					stk = stk[:len(stk)-1]
+					continue
+				}
+				if c != ',' {
+					goto fail
+				}
+				i = skipWS(data, i+1)
+				if i >= len(data) || data[i] != '"' {
+					goto fail
+				}
+				if i = skipKey(data, i); i < 0 {
+					i = -i - 1
+					goto fail
+				}
+				break
+			}
+			if c == ']' {
+				i++
+				stk = stk[:len(stk)-1]
+				continue
+			}
+			if c != ',' {
+				goto fail
+			}
+			i++
+			break
+		}
+	}
+fail:
+	s.pos, s.stk = i, stk
+	s.fail()
+}
+
+// skipWS returns the index of the first non-whitespace byte at or after i.
+func skipWS(data []byte, i int) int {
+	for i < len(data) && data[i] <= ' ' && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipKey scans the key at data[i] (a '"') and the ':' after it and
+// returns the index after the ':', or -1-pos for a syntax error at pos.
+func skipKey(data []byte, i int) int {
+	end, _, bad := scanStr(data, i+1)
+	if end < 0 {
+		return -1 - bad
+	}
+	i = skipWS(data, end+1)
+	if i >= len(data) || data[i] != ':' {
+		return -1 - i
+	}
+	return i + 1
 }
 
 // span skips the value at s.pos and returns its raw bytes.
