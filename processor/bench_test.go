@@ -32,7 +32,11 @@ func benchDB(b *testing.B) *pebble.DB {
 
 // BenchmarkPipeline: raw record bytes -> sealed outbox on one shard, with
 // generated OpenLineage events (no duplicates or malformed records, so
-// every record is a full decode + dedup + run + window step).
+// every record is a full decode + dedup + run + window step). The
+// sub-benchmarks are the two realistic Process batch sizes: 1000 records
+// (a live tail) and 10000 (KCL's GetRecords maximum, what a catch-up read
+// delivers). The barrier interval runs on the injected clock, set to the
+// arrival time of each batch's last record.
 func BenchmarkPipeline(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	st := makeStream(b, gen.Config{Seed: 1, Events: 50000, DuplicateShare: -1, MalformedShare: -1}, r)
@@ -41,13 +45,21 @@ func BenchmarkPipeline(b *testing.B) {
 		bytes += len(rec.Data)
 	}
 	b.Logf("%d records, mean %d bytes", len(st.recs), bytes/len(st.recs))
-	b.ResetTimer()
+	for _, batch := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			benchPipeline(b, st.recs, batch)
+		})
+	}
+}
+
+func benchPipeline(b *testing.B, recs []Record, batch int) {
 	events := 0
 	stats := &Stats{}
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		db := benchDB(b)
-		clk := &fakeClock{now: st.recs[0].Arrival}
+		clk := &fakeClock{now: recs[0].Arrival}
 		cfg := testConfig(b, clk, stats)
 		cfg.BarrierInterval = time.Second
 		s, _ := NewShard(fmt.Sprintf("shardId-%012d", i), db, discardSink{}, cfg)
@@ -56,20 +68,23 @@ func BenchmarkPipeline(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		for j := 0; j < len(st.recs); j += 1000 {
-			k := min(j+1000, len(st.recs))
-			for k < len(st.recs) && st.recs[k].Seq == st.recs[k-1].Seq {
+		// j = k, not j += batch: k runs past j+batch to keep the
+		// sub-records of one KPL aggregate (same Seq) in one batch.
+		for j := 0; j < len(recs); {
+			k := min(j+batch, len(recs))
+			for k < len(recs) && recs[k].Seq == recs[k-1].Seq {
 				k++
 			}
-			clk.Set(st.recs[k-1].Arrival)
-			if err := s.Process(ctx, st.recs[j:k], false); err != nil {
+			clk.Set(recs[k-1].Arrival)
+			if err := s.Process(ctx, recs[j:k], false); err != nil {
 				b.Fatal(err)
 			}
+			j = k
 		}
 		if err := s.Barrier(ctx); err != nil {
 			b.Fatal(err)
 		}
-		events += len(st.recs)
+		events += len(recs)
 		b.StopTimer()
 		s.Close()
 		b.StartTimer()
