@@ -175,6 +175,10 @@ var (
 	descVertices   = desc("lineage_vertices_emitted_total", "Vertices written to outbox entries.")
 	descRunsExp    = desc("lineage_runs_expired_total", "Open runs dropped after the run timeout without a terminal event.")
 	descCkpt       = desc("lineage_checkpoints_total", "KCL checkpoints written.")
+	descHandedOff  = desc("lineage_runs_handed_off_total", "Runs a parent shard handed to its children at shard end (split or merge).")
+	descHandedIn   = desc("lineage_runs_handed_in_total", "Runs a child shard loaded from its parents' handoffs.")
+	descHandoffExp = desc("lineage_handoff_runs_expired_total", "Handed-in runs that expired on this child (their events went to the sibling).")
+	descHandoffMis = desc("lineage_handoffs_missing_total", "Parent shards whose handoff a child did not find (alert: open runs of that parent may lose edges).")
 	descSinkErrs   = desc("lineage_sink_errors_total", "Failed sink WriteBatch calls seen by the processor (each retried, never dropped).")
 	descOutboxAck  = desc("lineage_outbox_acked_total", "Outbox entries acknowledged by the sink.")
 	descReduction  = desc("lineage_write_reduction_ratio", "Write reduction: graph writes (vertex+edge upserts acknowledged) per decoded input event since start. Lower is better; 0 before the first event.")
@@ -206,6 +210,7 @@ type collector struct{ e *Exporter }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecords, descSkipped, descEvents, descDuplicates, descInvalid,
 		descLate, descSealed, descEdges, descVertices, descRunsExp, descCkpt, descSinkErrs, descOutboxAck,
+		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
 		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache,
 		descSinkRetry, descSinkBatch, descWrites} {
@@ -268,6 +273,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descVertices, float64(st.VerticesEmitted.Load()))
 	counter(descRunsExp, float64(st.RunsExpired.Load()))
 	counter(descCkpt, float64(st.Checkpoints.Load()))
+	counter(descHandedOff, float64(st.RunsHandedOff.Load()))
+	counter(descHandedIn, float64(st.RunsHandedIn.Load()))
+	counter(descHandoffExp, float64(st.HandoffRunsExpired.Load()))
+	counter(descHandoffMis, float64(st.HandoffsMissing.Load()))
 	counter(descSinkErrs, float64(st.SinkErrors.Load()))
 	counter(descOutboxAck, float64(st.OutboxAcked.Load()))
 	ratio := 0.0
