@@ -63,6 +63,19 @@ type Config struct {
 	// Retry is the retry policy of one attempt cycle.
 	Retry RetryPolicy
 
+	// TraversalShape is the shape of one request's traversal (default
+	// DefaultTraversalShape; see DESIGN.md, "Sink > Traversal shape"):
+	//
+	//   - ShapeChained: one mergeV (or mergeE and its two conditional
+	//     sideEffect steps) per record, values as step arguments; the
+	//     traversal grows with the request.
+	//   - ShapeFlat: g.inject(rows).unfold() and one mergeV (or mergeE and
+	//     its conditional updates) reading each row with select; the
+	//     traversal has the same steps whatever the request's size.
+	//
+	// Both give the same graph.
+	TraversalShape string
+
 	// VertexCacheSize is the number of vertex ids remembered as written
 	// (default 100,000; negative disables the cache). A vertex in the
 	// cache is not sent again with later batches.
@@ -77,6 +90,12 @@ type Config struct {
 	// a request, with the vertex ids the request writes (tests).
 	inFlight func(writer int, ids []string, begin bool)
 }
+
+// Traversal shapes of [Config.TraversalShape].
+const (
+	ShapeChained = "chained"
+	ShapeFlat    = "flat"
+)
 
 // RetryPolicy bounds the retries of one request. Backoff is exponential
 // with full jitter: before retry k the writer waits a uniformly random
@@ -103,6 +122,7 @@ const (
 	DefaultBaseBackoff       = 50 * time.Millisecond
 	DefaultMaxBackoff        = 5 * time.Second
 	DefaultVertexCacheSize   = 100_000
+	DefaultTraversalShape    = ShapeFlat
 )
 
 // WithDefaults returns c with every unset field set to its default.
@@ -128,6 +148,9 @@ func (c Config) WithDefaults() Config {
 	defd(&c.DialTimeout, DefaultDialTimeout)
 	defd(&c.Retry.BaseBackoff, DefaultBaseBackoff)
 	defd(&c.Retry.MaxBackoff, DefaultMaxBackoff)
+	if c.TraversalShape == "" {
+		c.TraversalShape = DefaultTraversalShape
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -171,6 +194,9 @@ func (c Config) Validate() error {
 	}
 	if c.RequestTimeout < 0 || c.DialTimeout < 0 {
 		bad("RequestTimeout and DialTimeout must be positive")
+	}
+	if c.TraversalShape != ShapeChained && c.TraversalShape != ShapeFlat {
+		bad("TraversalShape = %q: must be %q or %q", c.TraversalShape, ShapeChained, ShapeFlat)
 	}
 	if c.Retry.MaxAttempts < 1 {
 		bad("Retry.MaxAttempts = %d: need at least 1", c.Retry.MaxAttempts)

@@ -111,9 +111,11 @@ func classify(err error) (Code, action) {
 }
 
 // isMissingVertex recognises mergeE's "an endpoint does not exist" answers
-// (TinkerGraph: "Vertex does not exist for mergeE: ...", Neptune:
-// "... vertex ... not found").
+// (TinkerGraph 3.7.4: "Vertex id could not be resolved from mergeE: ...",
+// older: "Vertex does not exist for mergeE: ...", Neptune: "... vertex ...
+// not found").
 func isMissingVertex(s string) bool {
 	l := strings.ToLower(s)
-	return strings.Contains(l, "vertex") && (strings.Contains(l, "does not exist") || strings.Contains(l, "not found") || strings.Contains(l, "could not be found"))
+	return strings.Contains(l, "vertex") && (strings.Contains(l, "does not exist") || strings.Contains(l, "not found") || strings.Contains(l, "could not be found") ||
+		strings.Contains(l, "could not be resolved"))
 }

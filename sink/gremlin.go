@@ -74,7 +74,7 @@ func newGremlinDialer(cfg Config) (dialFunc, error) {
 			if r.err != nil {
 				return nil, r.err
 			}
-			return &gremlinConn{drc: r.drc, g: gremlingo.Traversal_().WithRemote(r.drc)}, nil
+			return &gremlinConn{drc: r.drc, g: gremlingo.Traversal_().WithRemote(r.drc), flat: cfg.TraversalShape == ShapeFlat}, nil
 		case <-ctx.Done():
 			go func() {
 				if r := <-ch; r.drc != nil {
@@ -88,23 +88,30 @@ func newGremlinDialer(cfg Config) (dialFunc, error) {
 
 // gremlinConn runs upserts over one DriverRemoteConnection.
 type gremlinConn struct {
-	drc *gremlingo.DriverRemoteConnection
-	g   *gremlingo.GraphTraversalSource
-	mu  struct {
+	drc  *gremlingo.DriverRemoteConnection
+	g    *gremlingo.GraphTraversalSource
+	flat bool // Config.TraversalShape == ShapeFlat
+	mu   struct {
 		sync.Mutex
 		closed  bool
 		pending map[gremlingo.ResultSet]struct{}
 	}
 }
 
-// UpsertVertices runs g.mergeV(...).option(onCreate, ...)... for vs.
+// UpsertVertices runs the vertex traversal of the connection's shape for
+// vs.
 func (c *gremlinConn) UpsertVertices(vs []lineage.Vertex) error {
+	if c.flat {
+		return c.run(flatVertexTraversal(c.g, vs))
+	}
 	return c.run(vertexTraversal(c.g, vs))
 }
 
-// UpsertEdges runs g.mergeE(...).option(onCreate, ...).sideEffect(...)...
-// for es.
+// UpsertEdges runs the edge traversal of the connection's shape for es.
 func (c *gremlinConn) UpsertEdges(es []lineage.Edge) error {
+	if c.flat {
+		return c.run(flatEdgeTraversal(c.g, es))
+	}
 	return c.run(edgeTraversal(c.g, es))
 }
 
@@ -164,6 +171,79 @@ func edgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gremli
 			).Property(PropLastSeen, e.LastSeen).Property(PropLastRunID, e.LastRunID))
 	}
 	return t.Count()
+}
+
+// Keys of the rows of the flat shape. The property keys of an edge row
+// are the edge's own (PropFirstSeen, ...), so one by() modulator reads the
+// same key from the edge and from the row.
+const (
+	rowMatch  = "m" // mergeV/mergeE search map (T.id, T.label, Direction.out/in)
+	rowCreate = "c" // vertex onCreate map
+	rowLabel  = "r" // step label of the current row
+)
+
+// flatVertexTraversal is the flat shape of [vertexTraversal]: the same
+// steps for any number of vertices, the vertices as injected rows.
+//
+//	inject([[m: [T.id: id, T.label: l], c: [namespace: single(ns), name: single(n)]], ...])
+//	  .unfold().mergeV(select('m')).option(onCreate, select('c')).count()
+func flatVertexTraversal(g *gremlingo.GraphTraversalSource, vs []lineage.Vertex) *gremlingo.GraphTraversal {
+	rows := make([]interface{}, len(vs))
+	for i, v := range vs {
+		rows[i] = map[interface{}]interface{}{
+			rowMatch: map[interface{}]interface{}{gremlingo.T.Id: v.ID, gremlingo.T.Label: v.Label},
+			rowCreate: map[interface{}]interface{}{
+				PropNamespace: gremlingo.CardinalityValue.Single(v.Namespace),
+				PropName:      gremlingo.CardinalityValue.Single(v.Name),
+			},
+		}
+	}
+	T__ := gremlingo.T__
+	return g.Inject(rows).Unfold().
+		MergeV(T__.Select(rowMatch)).Option(gremlingo.Merge.OnCreate, T__.Select(rowCreate)).
+		Count()
+}
+
+// flatEdgeTraversal is the flat shape of [edgeTraversal]: the same steps
+// for any number of edges, the edges as injected rows, the merge rules
+// comparing the edge's properties with the row's (where(...).by(key)), no
+// lambdas and no per-edge constants:
+//
+//	inject([[m: [T.id: id, T.label: l, Direction.out: o, Direction.in: i],
+//	         firstSeen: f, lastSeen: s, lastRunId: r], ...])
+//	  .unfold().as('r')
+//	  .mergeE(select('m'))
+//	  .option(onCreate, select('firstSeen', 'lastSeen', 'lastRunId'))
+//	  .sideEffect(where(gt('r')).by('firstSeen')
+//	              .property('firstSeen', select('r').select('firstSeen')))
+//	  .sideEffect(or(where(lt('r')).by('lastSeen'),
+//	                 and(where(eq('r')).by('lastSeen'), where(lt('r')).by('lastRunId')))
+//	              .property('lastSeen', select('r').select('lastSeen'))
+//	              .property('lastRunId', select('r').select('lastRunId')))
+//	  .count()
+func flatEdgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gremlingo.GraphTraversal {
+	rows := make([]interface{}, len(es))
+	for i, e := range es {
+		rows[i] = map[interface{}]interface{}{
+			rowMatch: map[interface{}]interface{}{
+				gremlingo.T.Id: e.ID, gremlingo.T.Label: e.Label,
+				gremlingo.Direction.Out: e.OutV, gremlingo.Direction.In: e.InV,
+			},
+			PropFirstSeen: e.FirstSeen, PropLastSeen: e.LastSeen, PropLastRunID: e.LastRunID,
+		}
+	}
+	P, T__ := gremlingo.P, gremlingo.T__
+	row := func(key string) *gremlingo.GraphTraversal { return T__.Select(rowLabel).Select(key) }
+	return g.Inject(rows).Unfold().As(rowLabel).
+		MergeE(T__.Select(rowMatch)).
+		Option(gremlingo.Merge.OnCreate, T__.Select(PropFirstSeen, PropLastSeen, PropLastRunID)).
+		SideEffect(T__.Where(P.Gt(rowLabel)).By(PropFirstSeen).
+			Property(PropFirstSeen, row(PropFirstSeen))).
+		SideEffect(T__.Or(
+			T__.Where(P.Lt(rowLabel)).By(PropLastSeen),
+			T__.And(T__.Where(P.Eq(rowLabel)).By(PropLastSeen), T__.Where(P.Lt(rowLabel)).By(PropLastRunID)),
+		).Property(PropLastSeen, row(PropLastSeen)).Property(PropLastRunID, row(PropLastRunID))).
+		Count()
 }
 
 // run submits t and waits for its whole answer (All, not Next: Next hides

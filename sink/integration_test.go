@@ -2,6 +2,7 @@ package sink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -35,6 +36,16 @@ func realSink(t testing.TB, endpoint string, mod func(*Config)) *Neptune {
 		}
 	})
 	return n
+}
+
+// shapes are the traversal shapes every real-server test runs with.
+var shapes = []string{ShapeChained, ShapeFlat}
+
+// forShapes runs f as one subtest per traversal shape.
+func forShapes(t *testing.T, f func(t *testing.T, shape string)) {
+	for _, shape := range shapes {
+		t.Run("shape="+shape, func(t *testing.T) { f(t, shape) })
+	}
 }
 
 // testNS is a namespace prefix unique to this test run.
@@ -108,26 +119,28 @@ func dumpGraph(t testing.TB, endpoint, ns string) ([]lineage.Vertex, []lineage.E
 func TestRealIdempotent(t *testing.T) {
 	ep := testenv.Gremlin(t)
 	checkNoLeaks(t)
-	for _, times := range []int{1, 2, 3} {
-		for _, shuffle := range []bool{false, true} {
-			t.Run(fmt.Sprintf("times=%d/shuffle=%v", times, shuffle), func(t *testing.T) {
-				ns := testNS(t)
-				w := genWorkloadNS(ns, uint64(times), 20, 40, 30, 6)
-				n := realSink(t, ep, func(c *Config) { c.BatchRecords = 50 })
-				var order []Batch
-				for i := 0; i < times; i++ {
-					order = append(order, w.batches...)
-				}
-				if shuffle {
-					r := rand.New(rand.NewPCG(uint64(times), 1))
-					r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-				}
-				writeAll(t, n, order, 0)
-				vs, es := dumpGraph(t, ep, ns)
-				w.checkGraph(t, vs, es)
-			})
+	forShapes(t, func(t *testing.T, shape string) {
+		for _, times := range []int{1, 2, 3} {
+			for _, shuffle := range []bool{false, true} {
+				t.Run(fmt.Sprintf("times=%d/shuffle=%v", times, shuffle), func(t *testing.T) {
+					ns := testNS(t)
+					w := genWorkloadNS(ns, uint64(times), 20, 40, 30, 6)
+					n := realSink(t, ep, func(c *Config) { c.BatchRecords = 50; c.TraversalShape = shape })
+					var order []Batch
+					for i := 0; i < times; i++ {
+						order = append(order, w.batches...)
+					}
+					if shuffle {
+						r := rand.New(rand.NewPCG(uint64(times), 1))
+						r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+					}
+					writeAll(t, n, order, 0)
+					vs, es := dumpGraph(t, ep, ns)
+					w.checkGraph(t, vs, es)
+				})
+			}
 		}
-	}
+	})
 }
 
 // TestRealMergeRules: one edge delivered with smaller, larger and tied
@@ -135,33 +148,73 @@ func TestRealIdempotent(t *testing.T) {
 func TestRealMergeRules(t *testing.T) {
 	ep := testenv.Gremlin(t)
 	checkNoLeaks(t)
-	n := realSink(t, ep, nil)
-	ns := testNS(t)
-	a := lineage.DatasetVertex(lineage.Dataset{Namespace: ns, Name: "a"})
-	b := lineage.DatasetVertex(lineage.Dataset{Namespace: ns, Name: "b"})
-	mk := func(f, l int64, r string) Batch {
-		return Batch{Key: "k", Vertices: []lineage.Vertex{a, b}, Edges: []lineage.Edge{lineage.NewEdge(lineage.EdgeDerives, a.ID, b.ID, f, l, r)}}
-	}
-	deliveries := []Batch{mk(50, 60, "r5"), mk(40, 55, "r9"), mk(70, 80, "r1"), mk(45, 80, "r3"), mk(45, 80, "r0")}
-	want := deliveries[0].Edges[0]
-	for _, d := range deliveries[1:] {
-		want.Merge(d.Edges[0])
-	}
-	if want.FirstSeen != 40 || want.LastSeen != 80 || want.LastRunID != "r3" {
-		t.Fatalf("reference fold %+v", want)
-	}
-	perm := []int{0, 1, 2, 3, 4}
-	r := rand.New(rand.NewPCG(1, 2))
-	for round := 0; round < 6; round++ {
-		r.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-		var order []Batch
-		for _, i := range perm {
-			order = append(order, deliveries[i])
+	forShapes(t, func(t *testing.T, shape string) {
+		n := realSink(t, ep, func(c *Config) { c.TraversalShape = shape })
+		ns := testNS(t)
+		a := lineage.DatasetVertex(lineage.Dataset{Namespace: ns, Name: "a"})
+		b := lineage.DatasetVertex(lineage.Dataset{Namespace: ns, Name: "b"})
+		mk := func(f, l int64, r string) Batch {
+			return Batch{Key: "k", Vertices: []lineage.Vertex{a, b}, Edges: []lineage.Edge{lineage.NewEdge(lineage.EdgeDerives, a.ID, b.ID, f, l, r)}}
 		}
-		writeAll(t, n, order, 0)
-		_, es := dumpGraph(t, ep, ns)
-		if len(es) != 1 || es[0] != want {
-			t.Fatalf("round %d order %v: graph %+v, want %+v", round, perm, es, want)
+		deliveries := []Batch{mk(50, 60, "r5"), mk(40, 55, "r9"), mk(70, 80, "r1"), mk(45, 80, "r3"), mk(45, 80, "r0")}
+		want := deliveries[0].Edges[0]
+		for _, d := range deliveries[1:] {
+			want.Merge(d.Edges[0])
 		}
-	}
+		if want.FirstSeen != 40 || want.LastSeen != 80 || want.LastRunID != "r3" {
+			t.Fatalf("reference fold %+v", want)
+		}
+		perm := []int{0, 1, 2, 3, 4}
+		r := rand.New(rand.NewPCG(1, 2))
+		for round := 0; round < 6; round++ {
+			r.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+			var order []Batch
+			for _, i := range perm {
+				order = append(order, deliveries[i])
+			}
+			writeAll(t, n, order, 0)
+			_, es := dumpGraph(t, ep, ns)
+			if len(es) != 1 || es[0] != want {
+				t.Fatalf("round %d order %v: graph %+v, want %+v", round, perm, es, want)
+			}
+		}
+		// All deliveries in one request: the rules also hold between the
+		// rows of one traversal.
+		for round := 0; round < 6; round++ {
+			r.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+			ns := fmt.Sprintf("%sone%d/", testNS(t), round)
+			a := lineage.DatasetVertex(lineage.Dataset{Namespace: ns, Name: "a"})
+			b := lineage.DatasetVertex(lineage.Dataset{Namespace: ns, Name: "b"})
+			one := Batch{Key: "k", Vertices: []lineage.Vertex{a, b, a}}
+			for _, i := range perm {
+				d := deliveries[i].Edges[0]
+				one.Edges = append(one.Edges, lineage.NewEdge(lineage.EdgeDerives, a.ID, b.ID, d.FirstSeen, d.LastSeen, d.LastRunID))
+			}
+			want := lineage.NewEdge(lineage.EdgeDerives, a.ID, b.ID, 40, 80, "r3")
+			writeAll(t, n, []Batch{one}, 0)
+			vs, es := dumpGraph(t, ep, ns)
+			if len(vs) != 2 || len(es) != 1 || es[0] != want {
+				t.Fatalf("one request, order %v: graph %+v %+v, want %+v", perm, vs, es, want)
+			}
+		}
+	})
+}
+
+// TestRealMissingVertex: an edge whose endpoints are in neither the batch
+// nor the graph fails as MissingVertex (the server's mergeE answer is
+// classified the same way for both shapes).
+func TestRealMissingVertex(t *testing.T) {
+	ep := testenv.Gremlin(t)
+	checkNoLeaks(t)
+	forShapes(t, func(t *testing.T, shape string) {
+		n := realSink(t, ep, func(c *Config) { c.TraversalShape = shape; c.Retry.MaxAttempts = 2 })
+		ns := testNS(t)
+		a := lineage.DatasetVertex(lineage.Dataset{Namespace: ns, Name: "a"})
+		b := lineage.DatasetVertex(lineage.Dataset{Namespace: ns, Name: "b"})
+		err := n.WriteBatch(context.Background(), Batch{Key: "k", Edges: []lineage.Edge{lineage.NewEdge(lineage.EdgeDerives, a.ID, b.ID, 1, 2, "r")}})
+		var se *Error
+		if !errors.As(err, &se) || se.Code != CodeMissingVertex {
+			t.Fatalf("err %v, want a %s *Error", err, CodeMissingVertex)
+		}
+	})
 }

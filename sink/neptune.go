@@ -36,8 +36,9 @@ type dialFunc func(ctx context.Context, w int) (conn, error)
 // queue. A batch is split by vertex hash: vertex v goes to writer
 // xxhash(v.ID) mod N and edge e to writer xxhash(e.OutV) mod N. All its
 // vertices are written and acknowledged before any of its edges is sent
-// (mergeE needs both endpoints). Each request is one traversal of chained
-// mergeV (or mergeE) steps whose property rules converge whatever the
+// (mergeE needs both endpoints). Each request is one traversal of mergeV
+// (or mergeE) upserts, flat (injected rows, default) or chained (see
+// Config.TraversalShape), whose property rules converge whatever the
 // order and number of deliveries (see DESIGN.md, "Sink").
 //
 // Retries (see [Code]) happen inside the writers, bounded by

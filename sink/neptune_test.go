@@ -46,6 +46,8 @@ func TestConfigValidate(t *testing.T) {
 		{"iam over ws", Config{Endpoint: "ws://h:8182/gremlin", IAMAuth: true, Region: "us-east-1"}, "needs a wss://"},
 		{"request above buffer", Config{Endpoint: "ws://h:1/gremlin", MaxRequestBytes: 2 << 20}, "below WriteBufferSize"},
 		{"negative writers", Config{Endpoint: "ws://h:1/gremlin", Writers: -1}, "Writers = -1"},
+		{"chained shape", Config{Endpoint: "ws://h:1/gremlin", TraversalShape: ShapeChained}, ""},
+		{"unknown shape", Config{Endpoint: "ws://h:1/gremlin", TraversalShape: "nested"}, `TraversalShape = "nested"`},
 		{"backoff inverted", Config{Endpoint: "ws://h:1/gremlin", Retry: RetryPolicy{BaseBackoff: time.Second, MaxBackoff: time.Millisecond}}, "BaseBackoff <= MaxBackoff"},
 	}
 	for _, tt := range tests {
@@ -63,7 +65,8 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 	c := Config{Endpoint: "ws://h:1/gremlin"}.WithDefaults()
-	if c.Writers != 4 || c.BatchRecords != 200 || c.VertexCacheSize != 100_000 || c.RequestTimeout != 30*time.Second {
+	if c.Writers != 4 || c.BatchRecords != 200 || c.VertexCacheSize != 100_000 || c.RequestTimeout != 30*time.Second ||
+		c.TraversalShape != ShapeFlat {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -85,6 +88,7 @@ func TestClassify(t *testing.T) {
 		{errors.New("websocket: close 1006 (abnormal closure): unexpected EOF"), CodeConnection, actReconnect},
 		{errConnClosed, CodeConnection, actReconnect},
 		{errors.New("E0502: error in read loop, error message '{code:500 message:Vertex does not exist for mergeE: dataset:1:a/b}'. statusCode: 244"), CodeMissingVertex, actFail},
+		{errors.New("E0502: error in read loop, error message '{code:244 message:Vertex id could not be resolved from mergeE: dataset:1:a/b attributes:map[exceptions:[java.lang.IllegalArgumentException]]}'"), CodeMissingVertex, actFail},
 		{errors.New("E0502: error in read loop, error message '{code:597 message:No signature of method}'. statusCode: 85"), CodeOther, actFail},
 		{errors.New("E1201: Request size cannot exceed the configured WriteBufferSize"), CodeOther, actFail},
 	}
