@@ -23,6 +23,7 @@ type gremlinOptions struct {
 	batchRecords   *int
 	requestTimeout *time.Duration
 	vertexCache    *int
+	shape          *string
 }
 
 func gremlinFlags(fs *flag.FlagSet) *gremlinOptions {
@@ -34,6 +35,7 @@ func gremlinFlags(fs *flag.FlagSet) *gremlinOptions {
 		batchRecords:   fs.Int("gremlin-batch-records", 200, "records (a vertex or an edge with its properties) per Gremlin request"),
 		requestTimeout: fs.Duration("gremlin-request-timeout", 30*time.Second, "abandon a request unanswered this long, replace its connection and retry"),
 		vertexCache:    fs.Int("gremlin-vertex-cache", 100000, "vertex ids remembered as written, not resent (negative: no cache)"),
+		shape:          fs.String("gremlin-traversal-shape", "flat", "request shape: flat (inject(rows).unfold().mergeE(...), constant step count) or chained (one mergeV/mergeE step per record)"),
 	}
 }
 
@@ -43,6 +45,7 @@ func (o *gremlinOptions) config(endpoint, region string, l *slog.Logger) (sink.C
 		Endpoint: endpoint, Region: region, IAMAuth: *o.iam,
 		Writers: *o.writers, InFlightPerWriter: *o.inFlight, BatchRecords: *o.batchRecords,
 		RequestTimeout: *o.requestTimeout, VertexCacheSize: *o.vertexCache, Logger: l,
+		TraversalShape: *o.shape,
 	}
 	if *o.caFile != "" {
 		if !strings.HasPrefix(endpoint, "wss://") {
