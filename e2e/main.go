@@ -42,7 +42,7 @@ import (
 func main() {
 	var (
 		only     = flag.String("scenarios", "", "comma-separated scenario names to run (default: all)")
-		short    = flag.Bool("short", os.Getenv("E2E_SHORT") == "1", "CI version: scenarios kill, gremlin-down and dup-ooo only, smaller streams, 10 s outage")
+		short    = flag.Bool("short", os.Getenv("E2E_SHORT") == "1", "CI version: scenarios kill, term, gremlin-down and dup-ooo only, smaller streams, 10 s outage")
 		events   = flag.Int("events", 0, "generated events per scenario (default 12000, 6000 with -short)")
 		outage   = flag.Duration("outage", 0, "how long Gremlin Server stays down in gremlin-down (default 30s, 10s with -short)")
 		dir      = flag.String("dir", "", "work directory (default a new temp dir, removed on success)")
@@ -115,7 +115,7 @@ var scenarios = []scenario{
 			s.h.Logf("SIGKILL %s", victim.Spec.ID)
 			return victim.Kill()
 		}},
-	{name: "term", what: "SIGTERM one of two workers mid-stream: the other holds every lease within seconds", workers: 2,
+	{name: "term", what: "SIGTERM one of two workers mid-stream: the other holds every lease within seconds", short: true, workers: 2,
 		fault: func(ctx context.Context, s *state) error {
 			if err := s.waitAcked(ctx); err != nil {
 				return err
