@@ -77,7 +77,7 @@ Commands:
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprint(os.Stderr, `
 Every flag can also be set by an environment variable (LINEAGEFLOW_ + the
