@@ -25,7 +25,6 @@ import (
 	"syscall"
 	"time"
 
-	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	kinesistypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
@@ -448,7 +447,7 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 	r.events, r.expEdges = len(recs), len(s.want.Edges)
 	s.records = len(toReplay)
 
-	if err := dropGraph(env.GremlinEndpoint); err != nil {
+	if err := graphread.Drop(env.GremlinEndpoint); err != nil {
 		return fail(err)
 	}
 	if err := h.CreateStream(ctx, 4); err != nil {
@@ -615,30 +614,8 @@ func standins(verb string, names ...string) error {
 	return nil
 }
 
-func gremlinSource(endpoint string) (*gremlingo.GraphTraversalSource, func(), error) {
-	conn, err := gremlingo.NewDriverRemoteConnection(endpoint, func(s *gremlingo.DriverRemoteConnectionSettings) {
-		s.LogVerbosity = gremlingo.Off
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return gremlingo.Traversal_().WithRemote(conn), conn.Close, nil
-}
-
-func dropGraph(endpoint string) error {
-	g, closeFn, err := gremlinSource(endpoint)
-	if err != nil {
-		return fmt.Errorf("drop graph: %w", err)
-	}
-	defer closeFn()
-	if _, err := g.V().Drop().ToList(); err != nil {
-		return fmt.Errorf("drop graph: %w", err)
-	}
-	return nil
-}
-
 func countEdges(endpoint string) (int64, error) {
-	g, closeFn, err := gremlinSource(endpoint)
+	g, closeFn, err := graphread.Connect(endpoint)
 	if err != nil {
 		return 0, err
 	}

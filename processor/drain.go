@@ -117,21 +117,16 @@ func (d *drainer) waitSpace(ctx context.Context, cap int) error {
 			d.s.st.backpressured.Add(-1)
 		}
 	}()
-	for d.pending() >= cap {
-		select {
-		case <-d.space:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-d.ctx.Done():
-			return fmt.Errorf("processor: %s: outbox drain stopped", d.s.id)
-		}
-	}
-	return nil
+	return d.waitPendingBelow(ctx, cap)
 }
 
 // waitEmpty blocks until every outbox entry is acknowledged.
-func (d *drainer) waitEmpty(ctx context.Context) error {
-	for d.pending() > 0 {
+func (d *drainer) waitEmpty(ctx context.Context) error { return d.waitPendingBelow(ctx, 1) }
+
+// waitPendingBelow blocks until fewer than n entries are unacknowledged,
+// woken by each acknowledgement.
+func (d *drainer) waitPendingBelow(ctx context.Context, n int) error {
+	for d.pending() >= n {
 		select {
 		case <-d.space:
 		case <-ctx.Done():

@@ -361,28 +361,22 @@ func (s *Shard) deadLetter(r *Record, err error) {
 	s.dead = append(s.dead, deadLetter{key: checkpoint.DLQKey(s.id, r.Seq, r.Sub), val: checkpoint.MarshalDeadLetter(&d)})
 }
 
-func (s *Shard) datasetID(d lineage.Dataset) string {
-	if id, ok := s.dsIDs[d]; ok {
-		return id
-	}
-	if len(s.dsIDs) > 1<<20 {
-		clear(s.dsIDs)
-	}
-	id := lineage.DatasetID(d)
-	s.dsIDs[d] = id
-	return id
-}
+func (s *Shard) datasetID(d lineage.Dataset) string { return memoID(s.dsIDs, d, lineage.DatasetID) }
 
-func (s *Shard) jobID(j lineage.Job) string {
-	if id, ok := s.jobIDs[j]; ok {
-		return id
+func (s *Shard) jobID(j lineage.Job) string { return memoID(s.jobIDs, j, lineage.JobID) }
+
+// memoID returns the vertex id of k from memo, computing and remembering it
+// on a miss; the memo is emptied beyond 1M names so it stays bounded.
+func memoID[K comparable](memo map[K]string, k K, id func(K) string) string {
+	if v, ok := memo[k]; ok {
+		return v
 	}
-	if len(s.jobIDs) > 1<<20 {
-		clear(s.jobIDs)
+	if len(memo) > 1<<20 {
+		clear(memo)
 	}
-	id := lineage.JobID(j)
-	s.jobIDs[j] = id
-	return id
+	v := id(k)
+	memo[k] = v
+	return v
 }
 
 // touchBucket opens bucket (or lowers its pin) for a contribution whose

@@ -25,36 +25,27 @@ func edgeBytes(e lineage.Edge) int {
 // and about maxBytes bytes (a single oversized record still gets its own
 // request).
 func chunkVertices(vs []lineage.Vertex, max, maxBytes int) [][]lineage.Vertex {
-	var out [][]lineage.Vertex
-	start, size := 0, requestBase
-	for i, v := range vs {
-		b := vertexBytes(v)
-		if i > start && (i-start >= max || size+b > maxBytes) {
-			out = append(out, vs[start:i:i])
-			start, size = i, requestBase
-		}
-		size += b
-	}
-	if start < len(vs) {
-		out = append(out, vs[start:len(vs):len(vs)])
-	}
-	return out
+	return chunk(vs, max, maxBytes, vertexBytes)
 }
 
 // chunkEdges is [chunkVertices] for edges.
 func chunkEdges(es []lineage.Edge, max, maxBytes int) [][]lineage.Edge {
-	var out [][]lineage.Edge
+	return chunk(es, max, maxBytes, edgeBytes)
+}
+
+func chunk[T any](xs []T, max, maxBytes int, bytes func(T) int) [][]T {
+	var out [][]T
 	start, size := 0, requestBase
-	for i, e := range es {
-		b := edgeBytes(e)
+	for i, x := range xs {
+		b := bytes(x)
 		if i > start && (i-start >= max || size+b > maxBytes) {
-			out = append(out, es[start:i:i])
+			out = append(out, xs[start:i:i])
 			start, size = i, requestBase
 		}
 		size += b
 	}
-	if start < len(es) {
-		out = append(out, es[start:len(es):len(es)])
+	if start < len(xs) {
+		out = append(out, xs[start:len(xs):len(xs)])
 	}
 	return out
 }

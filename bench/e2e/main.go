@@ -45,6 +45,7 @@ import (
 	kinesistypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
 	"github.com/lineageflow/lineageflow/internal/gen"
+	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/internal/harness"
 	"github.com/lineageflow/lineageflow/internal/kpl"
 	"github.com/lineageflow/lineageflow/internal/refmodel"
@@ -262,7 +263,7 @@ func throughput(ctx context.Context, c config, env harness.Env, bin, dir string,
 	spec := harness.WorkerSpec{ID: "w1", StatsEvery: 100 * time.Millisecond, ShardSync: time.Second, FailoverTime: 10 * time.Second,
 		Args: strings.Fields(c.workerArgs)}
 	if c.tputSink == "gremlin" {
-		if err := dropGraph(env.GremlinEndpoint); err != nil {
+		if err := graphread.Drop(env.GremlinEndpoint); err != nil {
 			return r, err
 		}
 		spec.Sink = "gremlin:" + env.GremlinEndpoint
@@ -447,7 +448,7 @@ func latency(ctx context.Context, c config, env harness.Env, bin, dir string, lo
 	r.versions = len(versions)
 	h.Logf("latency workload: %d records in %d batches of %d, %d expected edges, %d edge versions (lastSeen changes)", len(recs), len(batches), per, r.expected, len(versions))
 
-	if err := dropGraph(env.GremlinEndpoint); err != nil {
+	if err := graphread.Drop(env.GremlinEndpoint); err != nil {
 		return r, err
 	}
 	if err := h.CreateStream(ctx, c.shards); err != nil {
@@ -611,14 +612,11 @@ func firstAtLeast(ss []sighting, ls int64) (time.Time, bool) {
 // pollEdges reads every edge's id and lastSeen every period and notes each
 // new value with the time the answer arrived.
 func pollEdges(ctx context.Context, endpoint string, period time.Duration, visible map[string][]sighting, mu *sync.Mutex) error {
-	conn, err := gremlingo.NewDriverRemoteConnection(endpoint, func(s *gremlingo.DriverRemoteConnectionSettings) {
-		s.LogVerbosity = gremlingo.Off
-	})
+	g, closeFn, err := graphread.Connect(endpoint)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	g := gremlingo.Traversal_().WithRemote(conn)
+	defer closeFn()
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -632,7 +630,7 @@ func pollEdges(ctx context.Context, endpoint string, period time.Duration, visib
 					continue
 				}
 				id := fmt.Sprint(m["id"])
-				ls, ok := toInt64(m["ls"])
+				ls, ok := graphread.AsInt64(m["ls"])
 				if !ok {
 					continue
 				}
@@ -648,20 +646,6 @@ func pollEdges(ctx context.Context, endpoint string, period time.Duration, visib
 		case <-t.C:
 		}
 	}
-}
-
-func toInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int32:
-		return int64(x), true
-	case int:
-		return int64(x), true
-	case float64:
-		return int64(x), true
-	}
-	return 0, false
 }
 
 // ---------------------------------------------------------------- helpers
@@ -723,20 +707,6 @@ func cleanupStream(h *harness.Harness) {
 	defer cancel()
 	_, _ = h.Kinesis().DeleteStream(ctx, &kinesis.DeleteStreamInput{StreamName: aws.String(h.Stream), EnforceConsumerDeletion: aws.Bool(true)})
 	_, _ = h.DynamoDB().DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(h.App)})
-}
-
-func dropGraph(endpoint string) error {
-	conn, err := gremlingo.NewDriverRemoteConnection(endpoint, func(s *gremlingo.DriverRemoteConnectionSettings) {
-		s.LogVerbosity = gremlingo.Off
-	})
-	if err != nil {
-		return fmt.Errorf("drop graph: %w", err)
-	}
-	defer conn.Close()
-	if _, err := gremlingo.Traversal_().WithRemote(conn).V().Drop().ToList(); err != nil {
-		return fmt.Errorf("drop graph: %w", err)
-	}
-	return nil
 }
 
 // pct returns the p-th percentile (nearest rank) of sorted xs.

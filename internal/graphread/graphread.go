@@ -33,16 +33,56 @@ type Snapshot struct {
 	Edges    []Edge
 }
 
-// Dump reads every vertex and edge from the Gremlin endpoint (ws:// or
-// wss://). It blocks until done or until timeout passes (gremlin-go has no
-// context; the call is abandoned and the connection closed on timeout).
-func Dump(endpoint string, timeout time.Duration) (*Snapshot, error) {
+// Connect opens a quiet gremlin-go connection to endpoint (ws:// or
+// wss://) and returns its traversal source and the function that closes it.
+func Connect(endpoint string) (*gremlingo.GraphTraversalSource, func(), error) {
 	conn, err := gremlingo.NewDriverRemoteConnection(endpoint, func(s *gremlingo.DriverRemoteConnectionSettings) {
 		s.LogVerbosity = gremlingo.Off
 		s.ConnectionTimeout = 10 * time.Second
 	})
 	if err != nil {
-		return nil, fmt.Errorf("graphread: connect %s: %w", endpoint, err)
+		return nil, nil, fmt.Errorf("graphread: connect %s: %w", endpoint, err)
+	}
+	return gremlingo.Traversal_().WithRemote(conn), conn.Close, nil
+}
+
+// Drop removes every vertex (and so every edge) of the graph at endpoint:
+// for tests and benchmarks that own their graph, never for production.
+func Drop(endpoint string) error {
+	g, closeFn, err := Connect(endpoint)
+	if err != nil {
+		return fmt.Errorf("drop graph: %w", err)
+	}
+	defer closeFn()
+	if _, err := g.V().Drop().ToList(); err != nil {
+		return fmt.Errorf("drop graph: %w", err)
+	}
+	return nil
+}
+
+// AsInt64 converts a numeric property value as GraphBinary returns it
+// (int64, int32, int, or an integral float64) to int64.
+func AsInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int32:
+		return int64(n), true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), float64(int64(n)) == n
+	}
+	return 0, false
+}
+
+// Dump reads every vertex and edge from the Gremlin endpoint (ws:// or
+// wss://). It blocks until done or until timeout passes (gremlin-go has no
+// context; the call is abandoned and the connection closed on timeout).
+func Dump(endpoint string, timeout time.Duration) (*Snapshot, error) {
+	g, closeFn, err := Connect(endpoint)
+	if err != nil {
+		return nil, err
 	}
 	type result struct {
 		s   *Snapshot
@@ -50,15 +90,15 @@ func Dump(endpoint string, timeout time.Duration) (*Snapshot, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		s, err := dump(gremlingo.Traversal_().WithRemote(conn))
+		s, err := dump(g)
 		done <- result{s, err}
 	}()
 	select {
 	case r := <-done:
-		conn.Close()
+		closeFn()
 		return r.s, r.err
 	case <-time.After(timeout):
-		go conn.Close()
+		go closeFn()
 		return nil, fmt.Errorf("graphread: no answer from %s within %v", endpoint, timeout)
 	}
 }

@@ -205,7 +205,7 @@ func edgeDiff(w lineage.Edge, e graphread.Edge) string {
 		name string
 		want int64
 	}{{"firstSeen", w.FirstSeen}, {"lastSeen", w.LastSeen}} {
-		got, ok := asInt64(e.Props[p.name])
+		got, ok := graphread.AsInt64(e.Props[p.name])
 		if !ok || got != p.want {
 			diffs = append(diffs, fmt.Sprintf("%s %v, want %d", p.name, e.Props[p.name], p.want))
 		}
@@ -214,20 +214,6 @@ func edgeDiff(w lineage.Edge, e graphread.Edge) string {
 		diffs = append(diffs, fmt.Sprintf("lastRunId %q, want %q", got, w.LastRunID))
 	}
 	return strings.Join(diffs, "; ")
-}
-
-func asInt64(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return n, true
-	case int32:
-		return int64(n), true
-	case int:
-		return int64(n), true
-	case float64:
-		return int64(n), float64(int64(n)) == n
-	}
-	return 0, false
 }
 
 func sortedKeys[V any](m map[string]V) []string {
