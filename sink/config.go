@@ -81,6 +81,17 @@ type Config struct {
 	// cache is not sent again with later batches.
 	VertexCacheSize int
 
+	// CoalesceWait is how long a writer that takes an edge request from
+	// its queue waits for more edge requests to merge into the same
+	// traversal (default 250 ms; negative: no wait, merge only what is
+	// already queued). Shards seal the same 10 s window within moments of
+	// each other, and an edge that several of them saw (the same
+	// dataset-to-dataset edge from runs on different shards) is then one
+	// upsert, folded by [lineage.Edge.Merge], instead of one per shard.
+	// It adds at most CoalesceWait to the time an edge takes to become
+	// visible; vertex requests never wait.
+	CoalesceWait time.Duration
+
 	// Logger receives the sink's logs (default slog.Default()).
 	Logger *slog.Logger
 
@@ -123,6 +134,7 @@ const (
 	DefaultMaxBackoff        = 5 * time.Second
 	DefaultVertexCacheSize   = 100_000
 	DefaultTraversalShape    = ShapeFlat
+	DefaultCoalesceWait      = 250 * time.Millisecond
 )
 
 // WithDefaults returns c with every unset field set to its default.
@@ -148,6 +160,7 @@ func (c Config) WithDefaults() Config {
 	defd(&c.DialTimeout, DefaultDialTimeout)
 	defd(&c.Retry.BaseBackoff, DefaultBaseBackoff)
 	defd(&c.Retry.MaxBackoff, DefaultMaxBackoff)
+	defd(&c.CoalesceWait, DefaultCoalesceWait)
 	if c.TraversalShape == "" {
 		c.TraversalShape = DefaultTraversalShape
 	}
@@ -197,6 +210,9 @@ func (c Config) Validate() error {
 	}
 	if c.TraversalShape != ShapeChained && c.TraversalShape != ShapeFlat {
 		bad("TraversalShape = %q: must be %q or %q", c.TraversalShape, ShapeChained, ShapeFlat)
+	}
+	if c.CoalesceWait > 5*time.Second {
+		bad("CoalesceWait = %v: at most 5s (every edge may wait that long before it is sent)", c.CoalesceWait)
 	}
 	if c.Retry.MaxAttempts < 1 {
 		bad("Retry.MaxAttempts = %d: need at least 1", c.Retry.MaxAttempts)

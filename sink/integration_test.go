@@ -21,7 +21,7 @@ import (
 
 func realSink(t testing.TB, endpoint string, mod func(*Config)) *Neptune {
 	t.Helper()
-	cfg := Config{Endpoint: endpoint, Logger: testLogger(t), RequestTimeout: 10 * time.Second,
+	cfg := Config{Endpoint: endpoint, Logger: testLogger(t), RequestTimeout: 10 * time.Second, CoalesceWait: -1,
 		Retry: RetryPolicy{MaxAttempts: 8, BaseBackoff: 5 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}}
 	if mod != nil {
 		mod(&cfg)

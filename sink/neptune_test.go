@@ -15,7 +15,7 @@ import (
 
 func fakeSink(t *testing.T, g *fakeGraph, mod func(*Config)) *Neptune {
 	t.Helper()
-	cfg := Config{dial: g.dial, Logger: testLogger(t), RequestTimeout: time.Second,
+	cfg := Config{dial: g.dial, Logger: testLogger(t), RequestTimeout: time.Second, CoalesceWait: -1,
 		Retry: RetryPolicy{MaxAttempts: 6, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}}
 	if mod != nil {
 		mod(&cfg)

@@ -24,6 +24,7 @@ type gremlinOptions struct {
 	requestTimeout *time.Duration
 	vertexCache    *int
 	shape          *string
+	coalesceWait   *time.Duration
 }
 
 func gremlinFlags(fs *flag.FlagSet) *gremlinOptions {
@@ -35,6 +36,7 @@ func gremlinFlags(fs *flag.FlagSet) *gremlinOptions {
 		batchRecords:   fs.Int("gremlin-batch-records", 200, "records (a vertex or an edge with its properties) per Gremlin request"),
 		requestTimeout: fs.Duration("gremlin-request-timeout", 30*time.Second, "abandon a request unanswered this long, replace its connection and retry"),
 		vertexCache:    fs.Int("gremlin-vertex-cache", 100000, "vertex ids remembered as written, not resent (negative: no cache)"),
+		coalesceWait:   fs.Duration("gremlin-coalesce-wait", sink.DefaultCoalesceWait, "how long a writer holds an edge request to merge the same edges from other shards' batches into one upsert (0: merge only what is already queued; adds up to this much to edge latency)"),
 		shape:          fs.String("gremlin-traversal-shape", "flat", "request shape: flat (inject(rows).unfold().mergeE(...), constant step count) or chained (one mergeV/mergeE step per record)"),
 	}
 }
@@ -46,6 +48,14 @@ func (o *gremlinOptions) config(endpoint, region string, l *slog.Logger) (sink.C
 		Writers: *o.writers, InFlightPerWriter: *o.inFlight, BatchRecords: *o.batchRecords,
 		RequestTimeout: *o.requestTimeout, VertexCacheSize: *o.vertexCache, Logger: l,
 		TraversalShape: *o.shape,
+	}
+	switch w := *o.coalesceWait; {
+	case w < 0:
+		return cfg, fmt.Errorf("-gremlin-coalesce-wait %v: must be 0 (no wait) or positive", w)
+	case w == 0:
+		cfg.CoalesceWait = -1 // sink.Config: negative means no wait
+	default:
+		cfg.CoalesceWait = w
 	}
 	if *o.caFile != "" {
 		if !strings.HasPrefix(endpoint, "wss://") {

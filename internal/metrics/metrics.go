@@ -195,6 +195,7 @@ var (
 	descSinkRec    = desc("lineage_sink_records_total", "Vertices and edges in acknowledged Gremlin requests (after the vertex cache).")
 	descSinkFail   = desc("lineage_sink_request_failures_total", "Gremlin requests given up after their retries (the batch is sent again).")
 	descSinkCache  = desc("lineage_sink_vertex_cache_hits_total", "Vertices not sent because the sink's cache knew them as written.")
+	descSinkMerged = desc("lineage_sink_coalesced_records_total", "Edges and vertices not sent because a request merged from several batches carried them already.")
 	descSinkRetry  = desc("lineage_sink_retries_total", "Gremlin request retries by error code (Neptune exception class, Timeout, Connection, ...).", "code")
 	descSinkBatch  = desc("lineage_sink_batches_total", "Sink WriteBatch calls.")
 	descWrites     = desc("lineage_graph_writes_total", "Vertex and edge upserts acknowledged by the graph, by kind (vertex, edge): the contents of acknowledged sink batches.", "kind")
@@ -212,7 +213,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descLate, descSealed, descEdges, descVertices, descRunsExp, descCkpt, descSinkErrs, descOutboxAck,
 		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
-		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache,
+		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache, descSinkMerged,
 		descSinkRetry, descSinkBatch, descWrites} {
 		ch <- d
 	}
@@ -242,6 +243,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descSinkRec, float64(st.Records))
 		counter(descSinkFail, float64(st.Failures))
 		counter(descSinkCache, float64(st.CacheHits))
+		counter(descSinkMerged, float64(st.Coalesced))
 		for _, code := range SinkCodes {
 			counter(descSinkRetry, float64(st.Retries[code]), string(code))
 		}

@@ -183,14 +183,14 @@ var allMetrics = []string{
 	"lineage_outbox_acked_total", "lineage_graph_writes_total", "lineage_write_reduction_ratio",
 	"lineage_sink_batch_duration_seconds", "lineage_sink_retries_total", "lineage_sink_requests_total",
 	"lineage_sink_records_total", "lineage_sink_request_failures_total", "lineage_sink_vertex_cache_hits_total",
-	"lineage_sink_batches_total", "lineage_outbox_depth", "lineage_backpressured", "lineage_shard_backpressured",
+	"lineage_sink_coalesced_records_total", "lineage_sink_batches_total", "lineage_outbox_depth", "lineage_backpressured", "lineage_shard_backpressured",
 	"lineage_barrier_duration_seconds", "lineage_barrier_duration_max_seconds", "lineage_worker_running",
 	"lineage_leases_held", "lineage_shard_millis_behind_latest", "lineage_shard_checkpoint_age_seconds",
 }
 
 func TestMetricsFromPipeline(t *testing.T) {
 	now := time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
-	sinkStats := &fakeSinkStats{st: sink.Stats{Batches: 40, Requests: 90, Records: 9000, Failures: 1, CacheHits: 77,
+	sinkStats := &fakeSinkStats{st: sink.Stats{Batches: 40, Requests: 90, Records: 9000, Failures: 1, CacheHits: 77, Coalesced: 31,
 		Retries: map[sink.Code]uint64{sink.CodeConcurrentModification: 5, sink.CodeThrottling: 2}}}
 	mx := metrics.New(metrics.Config{Sink: sinkStats, Now: func() time.Time { return now }, Process: true})
 	st := &processor.Stats{}
@@ -278,6 +278,7 @@ func TestMetricsFromPipeline(t *testing.T) {
 	}
 	must("lineage_sink_requests_total", 90)
 	must("lineage_sink_vertex_cache_hits_total", 77)
+	must("lineage_sink_coalesced_records_total", 31)
 	// The KCL side.
 	must("lineage_worker_running", 1)
 	must("lineage_leases_held", 2)
