@@ -31,6 +31,6 @@ cleanup() {
 trap cleanup EXIT
 bash scripts/standins-start.sh >/dev/null
 
-cmd="scripts/bench-e2e.sh${*:+ $*}"
+cmd="scripts/bench-e2e.sh$(printf ' %q' "$@")"
 go build -o "$STANDIN_DIR/bench-e2e-bin" ./bench/e2e
 "$STANDIN_DIR/bench-e2e-bin" -results "$ROOT/bench/RESULTS.md" -command "$cmd" "$@"

@@ -68,14 +68,15 @@ type config struct {
 	results    string
 	command    string
 	workerArgs string
+	maxRecords int
 }
 
 func main() {
 	var c config
 	flag.IntVar(&c.rounds, "rounds", 3, "rounds of every figure (the spread is reported)")
-	flag.IntVar(&c.shards, "shards", 4, "shards of every stream")
-	flag.IntVar(&c.tputEvents, "tput-events", 60000, "generated events pre-loaded for the throughput figure")
-	flag.IntVar(&c.tputPipes, "tput-pipelines", 0, "generated pipelines (root jobs, each its own partition key) of the throughput figure; 0: the generator's default (8)")
+	flag.IntVar(&c.shards, "shards", 32, "shards of every stream")
+	flag.IntVar(&c.tputEvents, "tput-events", 300000, "generated events pre-loaded for the throughput figure")
+	flag.IntVar(&c.tputPipes, "tput-pipelines", 256, "generated pipelines (root jobs, each its own partition key) of the throughput figure; 0: the generator's default (8), which leaves a few shards with most of the data (each read at the 2 MB/s the KCL allows a shard)")
 	flag.Float64Var(&c.aggregate, "aggregate", 0.5, "share of the pre-loaded records sent KPL-aggregated")
 	flag.StringVar(&c.tputSink, "tput-sink", "file", "sink of the throughput worker: file or gremlin")
 	flag.IntVar(&c.latRate, "lat-rate", 750, "steady replay rate (records/s) of the latency figure")
@@ -84,7 +85,8 @@ func main() {
 	flag.StringVar(&c.dir, "dir", "", "work directory (default a new temp dir, removed on success)")
 	flag.StringVar(&c.results, "results", "", "append the figures as a dated section to this file (bench/RESULTS.md)")
 	flag.StringVar(&c.command, "command", "scripts/bench-e2e.sh", "the command line quoted in the results section")
-	flag.StringVar(&c.workerArgs, "worker-args", "", "extra flags for every `lineageflow run` (space-separated), e.g. \"-idle-between-reads 50ms\"")
+	flag.IntVar(&c.maxRecords, "max-records", 2500, "GetRecords limit of the raw reader and of every worker (-max-records). kinesalite does not cap a response at 10 MB as Kinesis does, and the KCL sleeps bytes/2MB/s whole seconds after a big read; 2500 records of this workload stay under 10 MB")
+	flag.StringVar(&c.workerArgs, "worker-args", "-shard-sync 100ms", "extra flags for every `lineageflow run` (space-separated), e.g. \"-idle-between-reads 50ms\"")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -252,7 +254,7 @@ func throughput(ctx context.Context, c config, env harness.Env, bin, dir string,
 
 	// Kinesalite's own rate: a plain reader per shard, in parallel.
 	start := time.Now()
-	n, nb, hot, err := rawRead(ctx, h)
+	n, nb, hot, err := rawRead(ctx, h, c.maxRecords)
 	if err != nil {
 		return r, fmt.Errorf("raw read: %w", err)
 	}
@@ -265,7 +267,7 @@ func throughput(ctx context.Context, c config, env harness.Env, bin, dir string,
 	h.Logf("raw read: %d user records in %.2f s", n, r.rawSeconds)
 
 	spec := harness.WorkerSpec{ID: "w1", StatsEvery: 100 * time.Millisecond, ShardSync: time.Second, FailoverTime: 10 * time.Second,
-		Args: strings.Fields(c.workerArgs)}
+		Args: c.runArgs()}
 	if c.tputSink == "gremlin" {
 		if err := graphread.Drop(env.GremlinEndpoint); err != nil {
 			return r, err
@@ -330,10 +332,10 @@ func throughput(ctx context.Context, c config, env harness.Env, bin, dir string,
 }
 
 // rawRead reads every shard from TRIM_HORIZON to its end with GetRecords
-// (limit 10000, no pause while records come), de-aggregating KPL records,
+// (limit records per call, no pause while records come), de-aggregating KPL records,
 // and returns the user records read, the data bytes read, and the bytes
 // of the shard that holds the most.
-func rawRead(ctx context.Context, h *harness.Harness) (int64, int64, int64, error) {
+func rawRead(ctx context.Context, h *harness.Harness, limit int) (int64, int64, int64, error) {
 	ids, err := h.ShardIDs(ctx)
 	if err != nil {
 		return 0, 0, 0, err
@@ -355,7 +357,7 @@ func rawRead(ctx context.Context, h *harness.Harness) (int64, int64, int64, erro
 			}
 			iter := it.ShardIterator
 			for iter != nil {
-				out, err := kc.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(10000)})
+				out, err := kc.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(int32(limit))})
 				if err != nil {
 					errs[i] = err
 					return
@@ -462,7 +464,7 @@ func latency(ctx context.Context, c config, env harness.Env, bin, dir string, lo
 		return r, err
 	}
 	p, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", Sink: "gremlin:" + env.GremlinEndpoint, StatsEvery: time.Second,
-		ShardSync: time.Second, FailoverTime: 10 * time.Second, Args: strings.Fields(c.workerArgs)})
+		ShardSync: time.Second, FailoverTime: 10 * time.Second, Args: c.runArgs()})
 	if err != nil {
 		return r, err
 	}
@@ -815,6 +817,11 @@ func summarize(c config, ts []tputResult, ls []latResult) summary {
 	return s
 }
 
+// runArgs are the flags every `lineageflow run` of the bench gets.
+func (c config) runArgs() []string {
+	return append([]string{"-max-records", strconv.Itoa(c.maxRecords)}, strings.Fields(c.workerArgs)...)
+}
+
 func pipelines(n int) string {
 	if n <= 0 {
 		return "8 (the generator's default)"
@@ -851,12 +858,12 @@ func appendResults(c config, s summary, ts []tputResult, ls []latResult) error {
 	fmt.Fprintf(&b, "Machine: %d shared cores (%s/%s), %s; kinesalite, dynalite and Gremlin Server (TinkerGraph) stand-ins on the same cores,\n",
 		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(&b, "started by the script in `.standins/bench` (ports 54567/54568/58182). %d rounds, all figures of a round in the same run;\n", len(ts))
-	fmt.Fprintf(&b, "medians with (min-max) over the rounds. One worker, default `lineageflow run` flags (idle-between-reads 200ms, max-records 10000,\n")
-	fmt.Fprintf(&b, "shard-sync 1s, lateness 500ms, 10 s windows)%s.\n\n", map[bool]string{true: "", false: ", plus `" + c.workerArgs + "`"}[c.workerArgs == ""])
+	fmt.Fprintf(&b, "medians with (min-max) over the rounds. One worker, default `lineageflow run` flags (idle-between-reads 200ms,\n")
+	fmt.Fprintf(&b, "shard-sync 1s, lateness 500ms, 10 s windows), plus `%s`.\n\n", strings.Join(c.runArgs(), " "))
 	fmt.Fprintf(&b, "Command:\n\n```\n%s\n```\n\n", c.command)
 	fmt.Fprintf(&b, "| Figure | Result | Target |\n|---|---|---|\n")
-	fmt.Fprintf(&b, "| (1) throughput: one worker (`-sink %s`) from process start until its stats count every record, / kinesalite's raw GetRecords rate (plain reader, one goroutine per shard, limit 10000, KPL de-aggregated), %d shards, %d generated events of %s pipelines (one partition key each) pre-loaded (%.0f%% KPL-aggregated); the hottest shard held %s MB (mean %s) | **%s** (raw %s rec/s = %s MB/s per shard; pipeline %s rec/s = %s MB/s per shard); from the first record processed: %s; once the worker held every shard's lease: %s; worker CPU %s of one core | >= 0.9: %s |\n",
-		c.tputSink, c.shards, c.tputEvents, pipelines(c.tputPipes), 100*c.aggregate, s.hot, s.mean, s.ratio, s.raw, s.rawMB, s.pipe, s.pipeMB, s.steady, s.leased, s.cpu, okWord(s.ratioOK))
+	fmt.Fprintf(&b, "| (1) throughput: one worker (`-sink %s`) from process start until its stats count every record, / kinesalite's raw GetRecords rate (plain reader, one goroutine per shard, the same GetRecords limit (%d) as the worker, KPL de-aggregated), %d shards, %d generated events of %s pipelines (one partition key each) pre-loaded (%.0f%% KPL-aggregated); the hottest shard held %s MB (mean %s) | **%s** (raw %s rec/s = %s MB/s per shard; pipeline %s rec/s = %s MB/s per shard); from the first record processed: %s; once the worker held every shard's lease: %s; worker CPU %s of one core | >= 0.9: %s |\n",
+		c.tputSink, c.maxRecords, c.shards, c.tputEvents, pipelines(c.tputPipes), 100*c.aggregate, s.hot, s.mean, s.ratio, s.raw, s.rawMB, s.pipe, s.pipeMB, s.steady, s.leased, s.cpu, okWord(s.ratioOK))
 	fmt.Fprintf(&b, "| (2) latency: PutRecords ack of the record after which the reference model holds the edge state -> the graph shows it; steady %d rec/s for %d s in 100 ms PutRecords batches, graph polled every %v (`g.E().project(id, lastSeen)`) | every edge version (new edges and lastSeen updates): p50 %s s, p90 %s s, **p99 %s s**, max %s s, n=%s per round; new edge ids only: p50 %s s, p90 %s s, p99 %s s, max %s s, n=%s, missing %d | p99 <= 11.5 s: %s |\n",
 		c.latRate, c.latSeconds, c.poll, s.p50, s.p90, s.p99, s.pmax, s.n, s.np50, s.np90, s.np99, s.npmax, s.nn, s.missing, okWord(s.latOK))
 	fmt.Fprintf(&b, "| (3) write reduction: 1 - graph writes / input records, graph writes = vertex and edge records in acknowledged Gremlin requests (`lineage_sink_records_total`: after the vertex cache and the cross-shard merge), default generated workload (`gen` defaults: 8 pipelines, 20%% duplicates, 10%% failed runs, 1%% malformed), the latency run | **%s** at %s rec/s; per decoded event (duplicates and malformed records not counted as input): %s; the processor's emitted upserts (edges_emitted + vertices_emitted) per input record: %s; at the pre-load burst (%s rec/s, processor emissions): %s | >= 90%%: %s |\n\n",

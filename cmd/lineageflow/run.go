@@ -49,7 +49,7 @@ func runWorker(ctx context.Context, args []string) error {
 		shardSync   = fs.Duration("shard-sync", time.Second, "shard/lease sync interval (the KCL takes at most one new lease per sync)")
 		maxLeases   = fs.Int("max-leases", 0, "most shards this worker holds (0: no cap)")
 		idleReads   = fs.Duration("idle-between-reads", 200*time.Millisecond, "pause after an empty GetRecords")
-		maxRecords  = fs.Int("max-records", 10000, "records per GetRecords call (1..10000)")
+		maxRecords  = fs.Int("max-records", 10000, "records per GetRecords call (1..10000); against kinesalite, which does not cap a response at 10 MB as Kinesis does, use about 2500 (the KCL sleeps 1 s per 2 MB read)")
 		grace       = fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM: how long shards may take to seal, drain and checkpoint")
 		fromLatest  = fs.Bool("from-latest", false, "start shards without a checkpoint at LATEST (default TRIM_HORIZON)")
 		logFormat   = fs.String("log-format", "text", "log format: json or text")
