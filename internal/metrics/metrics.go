@@ -181,7 +181,7 @@ var (
 	descHandoffMis = desc("lineage_handoffs_missing_total", "Parent shards whose handoff a child did not find (alert: open runs of that parent may lose edges).")
 	descSinkErrs   = desc("lineage_sink_errors_total", "Failed sink WriteBatch calls seen by the processor (each retried, never dropped).")
 	descOutboxAck  = desc("lineage_outbox_acked_total", "Outbox entries acknowledged by the sink.")
-	descReduction  = desc("lineage_write_reduction_ratio", "Write reduction: graph writes (vertex+edge upserts acknowledged) per decoded input event since start. Lower is better; 0 before the first event.")
+	descReduction  = desc("lineage_write_reduction_ratio", "Write reduction: graph writes per decoded input event since start (with the Gremlin sink: the records it sent, after its vertex cache and cross-shard merge; otherwise the upserts in acknowledged batches). Lower is better; 0 before the first event.")
 	descBackpress  = desc("lineage_backpressured", "1 while intake is blocked because a shard's outbox is full (the graph is slow or down): the analogue of Flink's isBackPressured.")
 	descBarrier    = desc("lineage_barrier_duration_seconds", "Duration of barriers (one synced Pebble batch: window deltas, sealed windows, run and dedup state, position).")
 	descBarrierMax = desc("lineage_barrier_duration_max_seconds", "Longest barrier since start.")
@@ -198,7 +198,7 @@ var (
 	descSinkMerged = desc("lineage_sink_coalesced_records_total", "Edges and vertices not sent because a request merged from several batches carried them already.")
 	descSinkRetry  = desc("lineage_sink_retries_total", "Gremlin request retries by error code (Neptune exception class, Timeout, Connection, ...).", "code")
 	descSinkBatch  = desc("lineage_sink_batches_total", "Sink WriteBatch calls.")
-	descWrites     = desc("lineage_graph_writes_total", "Vertex and edge upserts acknowledged by the graph, by kind (vertex, edge): the contents of acknowledged sink batches.", "kind")
+	descWrites     = desc("lineage_graph_writes_total", "Vertex and edge upserts in acknowledged sink batches, by kind (vertex, edge): what the processor asked for; the Gremlin sink sends fewer (lineage_sink_records_total).", "kind")
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -236,8 +236,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	vw, ew := float64(e.vertexWrites.Load()), float64(e.edgeWrites.Load())
 	counter(descWrites, vw, "vertex")
 	counter(descWrites, ew, "edge")
+	graphWrites := vw + ew
 	if s := e.cfg.Sink; s != nil {
 		st := s.Stats()
+		graphWrites = float64(st.Records) // what reached the graph: after the vertex cache and the merge
 		counter(descSinkBatch, float64(st.Batches))
 		counter(descSinkReq, float64(st.Requests))
 		counter(descSinkRec, float64(st.Records))
@@ -283,7 +285,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descOutboxAck, float64(st.OutboxAcked.Load()))
 	ratio := 0.0
 	if events > 0 {
-		ratio = (vw + ew) / float64(events)
+		ratio = graphWrites / float64(events)
 	}
 	gauge(descReduction, ratio)
 	gauge(descBackpress, b2f(st.IsBackPressured()))
