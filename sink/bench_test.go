@@ -12,6 +12,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
+	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/internal/testenv"
 )
 
@@ -106,14 +107,11 @@ func BenchmarkUpsertBatchedVsSingle(b *testing.B) {
 // with ns.
 func dropNS(t testing.TB, endpoint, ns string) {
 	t.Helper()
-	drc, err := gremlingo.NewDriverRemoteConnection(endpoint, func(s *gremlingo.DriverRemoteConnectionSettings) {
-		s.LogVerbosity = gremlingo.Warning
-	})
+	g, closeFn, err := graphread.Connect(endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer drc.Close()
-	g := gremlingo.Traversal_().WithRemote(drc)
+	defer closeFn()
 	if _, err := g.V().Has(PropNamespace, gremlingo.TextP.StartingWith(ns)).Drop().ToList(); err != nil {
 		t.Fatal(err)
 	}

@@ -16,19 +16,6 @@ import (
 // straight to their edges.
 func (w workload) allVertices() Batch { return Batch{Key: "vertices", Vertices: w.vertices} }
 
-// waitFor polls cond (a state change made by other goroutines, not a
-// duration) until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestCoalesceQueued: edge requests of several batches that wait in one
 // writer's queue are sent as one merged request; every batch is
 // acknowledged, the graph equals the reference fold, and the records saved

@@ -124,12 +124,7 @@ func (c *fakeConn) UpsertEdges(es []lineage.Edge) error {
 		}
 	}
 	for _, e := range es {
-		if cur, ok := c.g.edges[e.ID]; ok {
-			cur.Merge(e)
-			c.g.edges[e.ID] = cur
-		} else {
-			c.g.edges[e.ID] = e
-		}
+		lineage.MergeInto(c.g.edges, e)
 	}
 	return nil
 }

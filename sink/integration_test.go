@@ -11,6 +11,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
+	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/internal/lineage"
 	"github.com/lineageflow/lineageflow/internal/testenv"
 )
@@ -21,21 +22,8 @@ import (
 
 func realSink(t testing.TB, endpoint string, mod func(*Config)) *Neptune {
 	t.Helper()
-	cfg := Config{Endpoint: endpoint, Logger: testLogger(t), RequestTimeout: 10 * time.Second, CoalesceWait: -1,
-		Retry: RetryPolicy{MaxAttempts: 8, BaseBackoff: 5 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}}
-	if mod != nil {
-		mod(&cfg)
-	}
-	n, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	return n
+	return startSink(t, Config{Endpoint: endpoint, Logger: testLogger(t), RequestTimeout: 10 * time.Second, CoalesceWait: -1,
+		Retry: RetryPolicy{MaxAttempts: 8, BaseBackoff: 5 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}}, mod)
 }
 
 // shapes are the traversal shapes every real-server test runs with.
@@ -59,14 +47,11 @@ func testNS(t testing.TB) string {
 // edges share (out, label, in).
 func dumpGraph(t testing.TB, endpoint, ns string) ([]lineage.Vertex, []lineage.Edge) {
 	t.Helper()
-	drc, err := gremlingo.NewDriverRemoteConnection(endpoint, func(s *gremlingo.DriverRemoteConnectionSettings) {
-		s.LogVerbosity = gremlingo.Warning
-	})
+	g, closeFn, err := graphread.Connect(endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer drc.Close()
-	g := gremlingo.Traversal_().WithRemote(drc)
+	defer closeFn()
 	T__ := gremlingo.T__
 	vres, err := g.V().Has(PropNamespace, gremlingo.TextP.StartingWith(ns)).
 		Project("id", "label", "ns", "name", "props").

@@ -48,12 +48,7 @@ func (m *Memory) WriteBatch(ctx context.Context, b Batch) error {
 	}
 	for _, e := range b.Edges {
 		m.mu.edgeWrites++
-		if cur, ok := m.mu.edges[e.ID]; ok {
-			cur.Merge(e)
-			m.mu.edges[e.ID] = cur
-		} else {
-			m.mu.edges[e.ID] = e
-		}
+		lineage.MergeInto(m.mu.edges, e)
 	}
 	return nil
 }

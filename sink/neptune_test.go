@@ -15,21 +15,8 @@ import (
 
 func fakeSink(t *testing.T, g *fakeGraph, mod func(*Config)) *Neptune {
 	t.Helper()
-	cfg := Config{dial: g.dial, Logger: testLogger(t), RequestTimeout: time.Second, CoalesceWait: -1,
-		Retry: RetryPolicy{MaxAttempts: 6, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}}
-	if mod != nil {
-		mod(&cfg)
-	}
-	n, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	return n
+	return startSink(t, Config{dial: g.dial, Logger: testLogger(t), RequestTimeout: time.Second, CoalesceWait: -1,
+		Retry: RetryPolicy{MaxAttempts: 6, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}}, mod)
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -291,22 +278,14 @@ func TestBackpressure(t *testing.T) {
 		<-g.stalled // every writer holds one request
 	}
 	// The queues fill and then every caller blocks: wait until all are full.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		full := 0
+	waitFor(t, "every writer's queue to fill", func() bool {
 		for _, wr := range n.writers {
-			if len(wr.queue) == cap(wr.queue) {
-				full++
+			if len(wr.queue) < cap(wr.queue) {
+				return false
 			}
 		}
-		if full == len(n.writers) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("queues never filled")
-		}
-		time.Sleep(time.Millisecond) // polling a condition, not synchronising
-	}
+		return true
+	})
 	if e := entered.Load(); e != 3 {
 		t.Fatalf("%d requests reached the graph, want 3 (one per writer)", e)
 	}

@@ -63,12 +63,7 @@ func genWorkloadNS(ns string, seed uint64, nBatches, edgesPer, nDatasets, nJobs 
 				lineage.NewEdge(lineage.EdgeOutputs, job.ID, out.ID, t, t, run),
 				lineage.NewEdge(lineage.EdgeDerives, in.ID, out.ID, t, t, run),
 			} {
-				if cur, ok := be[e.ID]; ok {
-					cur.Merge(e)
-					be[e.ID] = cur
-				} else {
-					be[e.ID] = e
-				}
+				lineage.MergeInto(be, e)
 			}
 			bv[in.ID], bv[out.ID], bv[job.ID] = in, out, job
 		}
@@ -80,12 +75,7 @@ func genWorkloadNS(ns string, seed uint64, nBatches, edgesPer, nDatasets, nJobs 
 		}
 		for _, e := range be {
 			batch.Edges = append(batch.Edges, e)
-			if cur, ok := ref[e.ID]; ok {
-				cur.Merge(e)
-				ref[e.ID] = cur
-			} else {
-				ref[e.ID] = e
-			}
+			lineage.MergeInto(ref, e)
 		}
 		sort.Slice(batch.Vertices, func(i, j int) bool { return batch.Vertices[i].ID < batch.Vertices[j].ID })
 		sort.Slice(batch.Edges, func(i, j int) bool { return batch.Edges[i].ID < batch.Edges[j].ID })
@@ -120,6 +110,38 @@ func (w workload) checkGraph(t testing.TB, vs []lineage.Vertex, es []lineage.Edg
 		if es[i] != w.edges[i] {
 			t.Fatalf("edge %d: graph %+v, reference %+v", i, es[i], w.edges[i])
 		}
+	}
+}
+
+// startSink starts a sink with cfg as changed by mod (if set) and closes
+// it when t ends.
+func startSink(t testing.TB, cfg Config, mod func(*Config)) *Neptune {
+	t.Helper()
+	if mod != nil {
+		mod(&cfg)
+	}
+	n, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return n
+}
+
+// waitFor polls cond (a state change made by other goroutines, not a
+// duration) until it holds or 10 s pass.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -76,15 +76,10 @@ func readSink(path string, g *refmodel.Graph, st *SinkStats) error {
 			g.Vertices[v.ID] = v
 		}
 		for _, e := range b.Edges {
-			if old, ok := g.Edges[e.ID]; ok {
-				if old.Label != e.Label || old.OutV != e.OutV || old.InV != e.InV {
-					return fmt.Errorf("harness: %s line %d: edge %s written with endpoints %+v and %+v", path, n, e.ID, old, e)
-				}
-				old.Merge(e)
-				g.Edges[e.ID] = old
-			} else {
-				g.Edges[e.ID] = e
+			if old, ok := g.Edges[e.ID]; ok && (old.Label != e.Label || old.OutV != e.OutV || old.InV != e.InV) {
+				return fmt.Errorf("harness: %s line %d: edge %s written with endpoints %+v and %+v", path, n, e.ID, old, e)
 			}
+			lineage.MergeInto(g.Edges, e)
 		}
 	}
 }

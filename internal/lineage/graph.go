@@ -47,3 +47,13 @@ func (e *Edge) Merge(o Edge) {
 		e.LastRunID = o.LastRunID
 	}
 }
+
+// MergeInto applies e to the edges m (by id) as the graph applies an edge
+// upsert: stored as is when new, else folded into the stored one by Merge.
+func MergeInto(m map[string]Edge, e Edge) {
+	if cur, ok := m[e.ID]; ok {
+		cur.Merge(e)
+		e = cur
+	}
+	m[e.ID] = e
+}
