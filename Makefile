@@ -5,7 +5,7 @@ BIN             := $(CURDIR)/bin
 GOLANGCI_VERSION := v2.15.0
 GOLANGCI        := $(BIN)/golangci-lint
 # Packages with goroutines of their own: always tested with the race detector.
-RACE_PKGS       := ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./internal/gremlinproxy/...
+RACE_PKGS       := ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./testkit/gremlinproxy/...
 
 .PHONY: tools all build test test-unit test-race lint fmt fmt-check vet tidy-check bench demo e2e standins-up standins-down clean
 

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/sink"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/lineage"
-	"github.com/lineageflow/lineageflow/internal/refmodel"
+	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 	"github.com/lineageflow/lineageflow/sink"
 )
 

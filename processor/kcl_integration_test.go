@@ -18,8 +18,8 @@ import (
 
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/harness"
-	"github.com/lineageflow/lineageflow/internal/refmodel"
+	"github.com/lineageflow/lineageflow/testkit/harness"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
 func TestMain(m *testing.M) {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/harness"
-	"github.com/lineageflow/lineageflow/internal/refmodel"
+	"github.com/lineageflow/lineageflow/testkit/harness"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
 // straddleRuns returns records of runs built to straddle a split: START

@@ -2,7 +2,7 @@ package processor
 
 import (
 	"github.com/lineageflow/lineageflow/checkpoint"
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 type runStatus uint8

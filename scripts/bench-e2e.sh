@@ -2,10 +2,10 @@
 # End-to-end figures of the main job (issue "The main job end to end",
 # point 5): throughput as a ratio of kinesalite's raw GetRecords rate,
 # PutRecords -> graph latency, and write reduction, all measured in one run
-# by bench/e2e (see its doc comment), printed one summary line per figure
+# by tools/bench-e2e (see its doc comment), printed one summary line per figure
 # and appended as a dated section to bench/RESULTS.md.
 #
-#   scripts/bench-e2e.sh [bench/e2e flags]     e.g. -rounds 1, -lat-rate 1000,
+#   scripts/bench-e2e.sh [tools/bench-e2e flags]     e.g. -rounds 1, -lat-rate 1000,
 #                                              -results "" (print only)
 #
 # Starts its own stand-ins in <repo>/.standins/bench on ports 54567 (kinesalite),
@@ -32,5 +32,5 @@ trap cleanup EXIT
 bash scripts/standins-start.sh >/dev/null
 
 cmd="scripts/bench-e2e.sh$(printf ' %q' "$@")"
-go build -o "$STANDIN_DIR/bench-e2e-bin" ./bench/e2e
+go build -o "$STANDIN_DIR/bench-e2e-bin" ./tools/bench-e2e
 "$STANDIN_DIR/bench-e2e-bin" -results "$ROOT/bench/RESULTS.md" -command "$cmd" "$@"

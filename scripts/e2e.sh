@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make e2e`: the fault matrix (see e2e/main.go) on real processes on
+# `make e2e`: the fault matrix (see tools/e2e/main.go) on real processes on
 # loopback. Uses the stand-ins of E2E_STANDIN_DIR (default .standins/e2e,
 # own ports), starting them if needed and stopping them at the end only if
 # it started them. E2E_SHORT=1 runs the CI subset. Extra arguments go to the
@@ -19,5 +19,5 @@ cleanup() { if [ "$started" = 1 ]; then bash scripts/standins-stop.sh >/dev/null
 trap cleanup EXIT
 bash scripts/standins-start.sh >/dev/null
 
-go build -o "$STANDIN_DIR/e2e-bin" ./e2e
+go build -o "$STANDIN_DIR/e2e-bin" ./tools/e2e
 "$STANDIN_DIR/e2e-bin" "$@"

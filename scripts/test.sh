@@ -32,7 +32,7 @@ trap stop_standins EXIT
 bash scripts/standins-start.sh
 
 step "race detector on the concurrent packages (short mode)"
-go test -race -short -count=1 $(go list ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./internal/gremlinproxy/... 2>/dev/null)
+go test -race -short -count=1 $(go list ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./testkit/gremlinproxy/... 2>/dev/null)
 
 step "all tests, integration tests on the stand-ins"
 go test -count=1 -timeout 40m ./...

@@ -13,7 +13,7 @@ import (
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
 	"github.com/lineageflow/lineageflow/internal/graphread"
-	"github.com/lineageflow/lineageflow/internal/testenv"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 // BenchmarkUpsertBatchedVsSingle measures, in one run against the real

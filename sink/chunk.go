@@ -1,6 +1,6 @@
 package sink
 
-import "github.com/lineageflow/lineageflow/internal/lineage"
+import "github.com/lineageflow/lineageflow/lineage"
 
 // Estimated GraphBinary size of one chained mergeV / mergeE step with its
 // options and property side effects, beyond the bytes of its strings. The

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/lineage"
-	"github.com/lineageflow/lineageflow/internal/testenv"
+	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 // allVertices is one batch that writes every vertex of w (and no edge), so

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // fakeGraph is an in-memory graph behind fake connections. It applies the

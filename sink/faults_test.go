@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/gremlinproxy"
-	"github.com/lineageflow/lineageflow/internal/testenv"
+	"github.com/lineageflow/lineageflow/testkit/gremlinproxy"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 func startProxy(t testing.TB, endpoint string) *gremlinproxy.Proxy {

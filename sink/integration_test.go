@@ -12,8 +12,8 @@ import (
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
 	"github.com/lineageflow/lineageflow/internal/graphread"
-	"github.com/lineageflow/lineageflow/internal/lineage"
-	"github.com/lineageflow/lineageflow/internal/testenv"
+	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 // Tests against the real Gremlin Server stand-in (skipped when it is not

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // Memory is an in-memory [Writer] for tests: it applies the same merge

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // conn is one writer's connection to the graph. Each call runs one request

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 func fakeSink(t *testing.T, g *fakeGraph, mod func(*Config)) *Neptune {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/testenv"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 // TestRealRestart stops Gremlin Server with the stop script (SIGTERM)

@@ -7,7 +7,7 @@ package sink
 import (
 	"context"
 
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // Batch is the content of one sealed window of one shard: the collapsed

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // workload is a seeded set of batches, as windows of several shards would

@@ -1,7 +1,7 @@
 package window
 
 import (
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // Kind says whether an [Entry] is an edge or a vertex.

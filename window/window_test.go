@@ -6,7 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 func ms(s string) int64 {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/lineageflow/lineageflow/internal/httpserver"
-	"github.com/lineageflow/lineageflow/internal/metrics"
+	"github.com/lineageflow/lineageflow/ops/httpserver"
+	"github.com/lineageflow/lineageflow/ops/metrics"
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/sink"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 
-	"github.com/lineageflow/lineageflow/internal/testenv"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 func TestValidate(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/refmodel"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
 func TestDeterministicBySeed(t *testing.T) {

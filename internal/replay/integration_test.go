@@ -13,7 +13,7 @@ import (
 
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/kpl"
-	"github.com/lineageflow/lineageflow/internal/testenv"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 // TestKinesalite replays generated records into kinesalite, reads every

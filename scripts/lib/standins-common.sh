@@ -93,7 +93,7 @@ env_key() {
 write_env() {
 	local tmp="$STANDIN_DIR/env.tmp.$$" n pid port any=0
 	{
-		echo "# Written by scripts/standins-start.sh / standins-stop.sh; source it or let internal/testenv read it."
+		echo "# Written by scripts/standins-start.sh / standins-stop.sh; source it or let testkit/testenv read it."
 		for n in "${STANDIN_NAMES[@]}"; do
 			pid=$(recorded_pid "$n")
 			port=$(recorded_port "$n")

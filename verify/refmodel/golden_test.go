@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/lineage"
-	"github.com/lineageflow/lineageflow/internal/refmodel"
+	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the generated fixtures and the golden files in testdata/")
@@ -85,10 +85,10 @@ func checkFile(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./internal/refmodel -run Golden -rewrite)", err)
+		t.Fatalf("%v (run go test ./verify/refmodel -run Golden -rewrite)", err)
 	}
 	if !bytes.Equal(want, got) {
-		t.Fatalf("%s is out of date (run go test ./internal/refmodel -run Golden -rewrite and review the diff)", path)
+		t.Fatalf("%s is out of date (run go test ./verify/refmodel -run Golden -rewrite and review the diff)", path)
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/lineageflow/lineageflow/internal/graphread"
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 func expected() (Expected, *graphread.Snapshot) {

@@ -32,10 +32,10 @@ import (
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/internal/graphread"
-	"github.com/lineageflow/lineageflow/internal/harness"
-	"github.com/lineageflow/lineageflow/internal/refmodel"
-	"github.com/lineageflow/lineageflow/internal/testenv"
-	"github.com/lineageflow/lineageflow/internal/verify"
+	"github.com/lineageflow/lineageflow/testkit/harness"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
+	"github.com/lineageflow/lineageflow/verify"
 )
 
 func main() {

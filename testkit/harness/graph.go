@@ -10,8 +10,8 @@ import (
 	"os"
 
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/lineage"
-	"github.com/lineageflow/lineageflow/internal/refmodel"
+	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 	"github.com/lineageflow/lineageflow/internal/replay"
 	"github.com/lineageflow/lineageflow/sink"
 )

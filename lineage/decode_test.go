@@ -368,7 +368,7 @@ func FuzzParseTimeAgrees(f *testing.F) {
 // documents exactly the fields the decoder reads, and that the valid
 // compact examples carry only those.
 func TestCompactSchemaInSync(t *testing.T) {
-	raw, err := os.ReadFile("../../docs/compact-event.schema.json")
+	raw, err := os.ReadFile("../docs/compact-event.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}

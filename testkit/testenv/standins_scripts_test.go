@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/testenv"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 // freePort returns a port nothing listens on at the moment.

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/lineageflow/lineageflow/internal/graphread"
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // Expected is the graph the input must give.

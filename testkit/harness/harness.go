@@ -43,7 +43,7 @@ import (
 
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/replay"
-	"github.com/lineageflow/lineageflow/internal/testenv"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 // Env says where the stand-ins are.

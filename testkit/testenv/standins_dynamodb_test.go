@@ -16,7 +16,7 @@ import (
 	"github.com/vmware/vmware-go-kcl-v2/clientlibrary/config"
 	par "github.com/vmware/vmware-go-kcl-v2/clientlibrary/partition"
 
-	"github.com/lineageflow/lineageflow/internal/testenv"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 func dynamoClient(endpoint string) *dynamodb.Client {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // Helpers that write OpenLineage events by hand.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // Diff is what separates a graph from the expected one. Entries are vertex

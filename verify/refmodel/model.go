@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/lineage"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // MaxBytes is the largest valid record (lineage.DefaultMaxBytes).

@@ -17,8 +17,8 @@ import (
 
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/httpserver"
-	"github.com/lineageflow/lineageflow/internal/metrics"
+	"github.com/lineageflow/lineageflow/ops/httpserver"
+	"github.com/lineageflow/lineageflow/ops/metrics"
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/sink"
 )
