@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// This file holds what an exporter (internal/metrics, the /readyz probe)
+// This file holds what an exporter (ops/metrics, the /readyz probe)
 // reads at scrape time and that the counters of [Stats] do not give: the
 // worker's state, the shards it holds and their lag, and the buckets of the
 // barrier-duration histogram. Writers are one atomic store per KCL call
@@ -58,7 +58,9 @@ func (s *Stats) BarrierHistogram() (cumulative []uint64, count uint64, sumSecond
 // shutting down: it holds leases or is waiting for some.
 func (s *Stats) Running() bool { return s.obs.running.Load() }
 
-func (s *Stats) setRunning(v bool) { s.obs.running.Store(v) }
+// SetRunning records whether the reading side (the KCL worker) is started
+// and not shutting down.
+func (s *Stats) SetRunning(v bool) { s.obs.running.Store(v) }
 
 func (s *Stats) lag(shard string) *shardLag {
 	if v, ok := s.obs.shards.Load(shard); ok {
@@ -66,28 +68,32 @@ func (s *Stats) lag(shard string) *shardLag {
 	}
 	l := &shardLag{}
 	l.behind.Store(-1)
-	l.since.Store(time.Now().UnixNano())
 	v, _ := s.obs.shards.LoadOrStore(shard, l)
 	return v.(*shardLag)
 }
 
-// shardStarted resets the lag of a shard this worker (re)starts.
-func (s *Stats) shardStarted(shard string) { s.obs.shards.Delete(shard); s.lag(shard) }
+// ShardStarted resets the lag of a shard this worker (re)starts at now.
+func (s *Stats) ShardStarted(shard string, now time.Time) {
+	s.obs.shards.Delete(shard)
+	s.lag(shard).since.Store(now.UnixNano())
+}
 
-// observeRead records a GetRecords batch: its MillisBehindLatest and, if
-// it had records, that records wait for a checkpoint.
-func (s *Stats) observeRead(shard string, millisBehind int64, records int) {
+// ObserveRead records a GetRecords batch read at now: its
+// MillisBehindLatest and, if it had records, that records wait for a
+// checkpoint.
+func (s *Stats) ObserveRead(shard string, millisBehind int64, records int, now time.Time) {
 	l := s.lag(shard)
 	l.behind.Store(millisBehind)
 	if records > 0 && l.pending.Load() == 0 {
-		l.pending.CompareAndSwap(0, time.Now().UnixNano())
+		l.pending.CompareAndSwap(0, now.UnixNano())
 	}
 }
 
-// observeCheckpoint records a KCL checkpoint written for shard.
-func (s *Stats) observeCheckpoint(shard string) {
+// ObserveCheckpoint records a KCL checkpoint written for shard at now.
+func (s *Stats) ObserveCheckpoint(shard string, now time.Time) {
+	s.Checkpoints.Add(1)
 	l := s.lag(shard)
-	l.checkpoint.Store(time.Now().UnixNano())
+	l.checkpoint.Store(now.UnixNano())
 	l.pending.Store(0)
 }
 
@@ -111,33 +117,27 @@ type ShardStatus struct {
 	Backpressured bool
 }
 
-// Shards returns the shards this worker holds, sorted by id. Safe for
-// concurrent use; it takes Worker.mu, then each drainer's lock, never both.
-func (w *Worker) Shards() []ShardStatus {
-	w.mu.Lock()
-	held := make([]*Shard, 0, len(w.mu.shards))
-	for _, s := range w.mu.shards {
-		held = append(held, s)
+// Status returns the shard as an exporter sees it. Safe for concurrent
+// use (it takes the drainer's lock only).
+func (s *Shard) Status() ShardStatus {
+	l := s.st.lag(s.id)
+	bp, _ := s.Backpressured()
+	ss := ShardStatus{ID: s.id, MillisBehindLatest: l.behind.Load(),
+		Since: time.Unix(0, l.since.Load()), OutboxDepth: s.drain.pending(), Backpressured: bp}
+	if ns := l.checkpoint.Load(); ns != 0 {
+		ss.LastCheckpoint = time.Unix(0, ns)
 	}
-	w.mu.Unlock()
-	sort.Slice(held, func(i, j int) bool { return held[i].id < held[j].id })
-	out := make([]ShardStatus, 0, len(held))
-	st := w.Stats()
-	for _, s := range held {
-		l := st.lag(s.id)
-		bp, _ := s.Backpressured()
-		ss := ShardStatus{ID: s.id, MillisBehindLatest: l.behind.Load(),
-			Since: time.Unix(0, l.since.Load()), OutboxDepth: s.drain.pending(), Backpressured: bp}
-		if ns := l.checkpoint.Load(); ns != 0 {
-			ss.LastCheckpoint = time.Unix(0, ns)
-		}
-		if ns := l.pending.Load(); ns != 0 {
-			ss.Uncheckpointed = time.Unix(0, ns)
-		}
-		out = append(out, ss)
+	if ns := l.pending.Load(); ns != 0 {
+		ss.Uncheckpointed = time.Unix(0, ns)
 	}
-	return out
+	return ss
 }
 
-// Running reports whether the KCL worker is started and not shutting down.
-func (w *Worker) Running() bool { return w.Stats().Running() }
+// CheckpointNotWritten tells the shard that the checkpoint [Shard.Checkpoint]
+// returned was not written (lease guard refused, or the KCL call failed):
+// the next call returns it again.
+func (s *Shard) CheckpointNotWritten() { s.reported = "" }
+
+// OpenRuns returns how many runs the shard holds (open, or closed and not
+// yet expired).
+func (s *Shard) OpenRuns() int { return len(s.runs) }

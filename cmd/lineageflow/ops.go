@@ -6,7 +6,7 @@ import (
 
 	"github.com/lineageflow/lineageflow/ops/httpserver"
 	"github.com/lineageflow/lineageflow/ops/metrics"
-	"github.com/lineageflow/lineageflow/processor"
+	"github.com/lineageflow/lineageflow/source"
 	"github.com/lineageflow/lineageflow/sink"
 )
 
@@ -31,7 +31,7 @@ func instrument(w sink.Writer) (sink.Writer, *ops) {
 // server keeps answering while the worker drains after ctx ends (liveness
 // probes and the last scrape), and stops when the returned func is called,
 // when the run command returns.
-func (o *ops) serve(ctx context.Context, addr string, wk *processor.Worker, l *slog.Logger) (func(), error) {
+func (o *ops) serve(ctx context.Context, addr string, wk *source.Worker, l *slog.Logger) (func(), error) {
 	o.mx.SetWorker(wk)
 	if addr == "" {
 		return func() {}, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/cli"
 	"github.com/lineageflow/lineageflow/processor"
+	"github.com/lineageflow/lineageflow/source"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/window"
 )
@@ -72,7 +73,7 @@ func runWorker(ctx context.Context, args []string) error {
 	}
 	defer closeSink()
 	w, ops := instrument(w)
-	cfg := processor.Config{
+	cfg := source.Config{
 		Stream: *stream, AppName: *app, WorkerID: *workerID, DataDir: *dataDir, Sink: w,
 		AWS: awsconf.Config{Region: *region, KinesisEndpoint: *kinEP, DynamoDBEndpoint: *ddbEP,
 			AccessKeyID: *accessKey, SecretAccessKey: *secretKey},
@@ -85,7 +86,7 @@ func runWorker(ctx context.Context, args []string) error {
 		MaxLeases: *maxLeases, IdleBetweenReads: *idleReads, MaxRecords: *maxRecords, ShutdownGrace: *grace,
 		Logger: logger,
 	}
-	wk, err := processor.NewWorker(cfg)
+	wk, err := source.NewWorker(cfg)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package processor_test
+package source_test
 
 // End-to-end tests of the real KCL path: `lineageflow run` processes
 // against kinesalite and dynalite, file sinks, the reference model.

@@ -1,4 +1,4 @@
-package processor_test
+package source_test
 
 import (
 	"context"

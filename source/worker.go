@@ -1,4 +1,4 @@
-package processor
+package source
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sort"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
+	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/sink"
 	kcfg "github.com/vmware/vmware-go-kcl-v2/clientlibrary/config"
 	kcl "github.com/vmware/vmware-go-kcl-v2/clientlibrary/interfaces"
@@ -25,7 +27,7 @@ import (
 )
 
 // Config configures a [Worker]: one KCL worker per process, one Pebble DB
-// in DataDir, one [Shard] per leased shard.
+// in DataDir, one [processor.Shard] per leased shard.
 type Config struct {
 	Stream  string // Kinesis stream name (required)
 	AppName string // KCL application name = lease table name (required)
@@ -35,7 +37,7 @@ type Config struct {
 	// DataDir holds the Pebble DB (required). One process per directory.
 	DataDir string
 	// Pipeline configures every shard's pipeline.
-	Pipeline PipelineConfig
+	Pipeline processor.PipelineConfig
 	// Sink receives sealed windows (required).
 	Sink sink.Writer
 	// ShardSync is how often the worker looks for shards and leases (default 1 s;
@@ -93,25 +95,25 @@ func (c Config) WithDefaults() Config {
 func (c Config) Validate() error {
 	var errs []error
 	if c.Stream == "" {
-		errs = append(errs, fmt.Errorf("%w: stream name is empty: set the Kinesis stream to read", ErrConfig))
+		errs = append(errs, fmt.Errorf("%w: stream name is empty: set the Kinesis stream to read", processor.ErrConfig))
 	}
 	if c.AppName == "" {
-		errs = append(errs, fmt.Errorf("%w: application name is empty: set it (it names the KCL lease table in DynamoDB)", ErrConfig))
+		errs = append(errs, fmt.Errorf("%w: application name is empty: set it (it names the KCL lease table in DynamoDB)", processor.ErrConfig))
 	}
 	if c.DataDir == "" {
-		errs = append(errs, fmt.Errorf("%w: data dir is empty: set a directory for the Pebble state (one worker process per directory)", ErrConfig))
+		errs = append(errs, fmt.Errorf("%w: data dir is empty: set a directory for the Pebble state (one worker process per directory)", processor.ErrConfig))
 	}
 	if c.Sink == nil {
-		errs = append(errs, fmt.Errorf("%w: no sink", ErrConfig))
+		errs = append(errs, fmt.Errorf("%w: no sink", processor.ErrConfig))
 	}
 	if c.FailoverTime < 300*time.Millisecond || c.ShardSync < 10*time.Millisecond {
-		errs = append(errs, fmt.Errorf("%w: failover time %v must be >= 300ms and shard sync %v >= 10ms", ErrConfig, c.FailoverTime, c.ShardSync))
+		errs = append(errs, fmt.Errorf("%w: failover time %v must be >= 300ms and shard sync %v >= 10ms", processor.ErrConfig, c.FailoverTime, c.ShardSync))
 	}
 	if c.MaxLeases < 0 {
-		errs = append(errs, fmt.Errorf("%w: MaxLeases %d must be >= 0 (0: no cap)", ErrConfig, c.MaxLeases))
+		errs = append(errs, fmt.Errorf("%w: MaxLeases %d must be >= 0 (0: no cap)", processor.ErrConfig, c.MaxLeases))
 	}
 	if c.MaxRecords < 1 || c.MaxRecords > 10000 {
-		errs = append(errs, fmt.Errorf("%w: MaxRecords %d must be in 1..10000 (the Kinesis limit)", ErrConfig, c.MaxRecords))
+		errs = append(errs, fmt.Errorf("%w: MaxRecords %d must be in 1..10000 (the Kinesis limit)", processor.ErrConfig, c.MaxRecords))
 	}
 	if err := c.AWS.Validate(); err != nil {
 		errs = append(errs, err)
@@ -135,7 +137,7 @@ type Worker struct {
 
 	mu struct {
 		sync.Mutex
-		shards map[string]*Shard
+		shards map[string]*processor.Shard
 	}
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -148,12 +150,12 @@ func NewWorker(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w := &Worker{cfg: cfg, log: cfg.Logger.With("worker", cfg.WorkerID)}
-	w.mu.shards = map[string]*Shard{}
+	w.mu.shards = map[string]*processor.Shard{}
 	return w, nil
 }
 
 // Stats returns the worker's counters.
-func (w *Worker) Stats() *Stats { return w.cfg.Pipeline.Stats }
+func (w *Worker) Stats() *processor.Stats { return w.cfg.Pipeline.Stats }
 
 // Run opens the Pebble DB, starts the KCL worker and blocks until ctx ends
 // (graceful shutdown: shards seal their windows, drain within
@@ -226,17 +228,17 @@ func (w *Worker) Run(ctx context.Context) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("processor: start KCL worker: %w", err)
+		return fmt.Errorf("source: start KCL worker: %w", err)
 	}
 	w.log.Info("KCL worker started", "stream", w.cfg.Stream, "app", w.cfg.AppName,
 		"failover", w.cfg.FailoverTime, "shard_sync", w.cfg.ShardSync)
-	w.Stats().setRunning(true)
+	w.Stats().SetRunning(true)
 	select {
 	case <-ctx.Done():
 		w.log.Info("shutdown requested: flushing shards")
 	case <-w.ctx.Done():
 	}
-	w.Stats().setRunning(false)
+	w.Stats().SetRunning(false)
 	// REQUESTED shutdown of every shard consumer; kw.Shutdown waits for
 	// them. A consumer blocked on a sink that never answers would hang it:
 	// bound the wait (Pebble state is consistent at every barrier, so
@@ -247,7 +249,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	case <-done:
 	case <-time.After(w.cfg.ShutdownGrace + 5*time.Second):
 		w.log.Error("KCL shutdown did not finish in time; exiting without it", "waited", w.cfg.ShutdownGrace+5*time.Second)
-		w.cancel(errors.New("processor: shutdown timed out"))
+		w.cancel(errors.New("source: shutdown timed out"))
 	}
 	w.mu.Lock()
 	for id, s := range w.mu.shards {
@@ -363,8 +365,8 @@ func (f *factory) CreateProcessor() kcl.IRecordProcessor { return &recordProcess
 // recordProcessor adapts one KCL shard consumer to a [Shard].
 type recordProcessor struct {
 	w    *Worker
-	s    *Shard
-	recs []Record
+	s    *processor.Shard
+	recs []processor.Record
 	// lost: the lease guard saw another owner. v1.0.0 gives such a
 	// processor no Shutdown; it stops processing and never checkpoints.
 	lost bool
@@ -386,7 +388,7 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 		old.Abandon()
 	}
 	w.mu.Unlock()
-	s, err := NewShard(in.ShardId, w.db, w.cfg.Sink, w.cfg.Pipeline)
+	s, err := processor.NewShard(in.ShardId, w.db, w.cfg.Sink, w.cfg.Pipeline)
 	if err == nil {
 		err = s.Start(w.ctx, seq)
 	}
@@ -397,7 +399,7 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 	w.mu.Lock()
 	w.mu.shards[in.ShardId] = s
 	w.mu.Unlock()
-	w.Stats().shardStarted(in.ShardId)
+	w.Stats().ShardStarted(in.ShardId, time.Now())
 	p.s = s
 	p.needHandoff = !s.Resumed()
 	w.log.Info("shard started", "shard", in.ShardId, "kcl_checkpoint", seq)
@@ -428,14 +430,14 @@ func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
 		if r.ApproximateArrivalTimestamp != nil {
 			arrival = *r.ApproximateArrivalTimestamp
 		}
-		p.recs = append(p.recs, Record{Seq: seq, Sub: sub, Arrival: arrival, Data: r.Data})
+		p.recs = append(p.recs, processor.Record{Seq: seq, Sub: sub, Arrival: arrival, Data: r.Data})
 	}
 	// Caught up: an empty read with nothing behind. MillisBehindLatest
 	// alone is not enough: kinesalite always reports 0, even on a full
 	// batch with more records pending, which would advance the watermark
 	// to processing time while the shard is still catching up.
 	caughtUp := in.MillisBehindLatest == 0 && len(in.Records) == 0
-	p.w.Stats().observeRead(p.s.ID(), in.MillisBehindLatest, len(in.Records))
+	p.w.Stats().ObserveRead(p.s.ID(), in.MillisBehindLatest, len(in.Records), time.Now())
 	if err := p.s.Process(p.w.ctx, p.recs, caughtUp); err != nil {
 		if p.w.ctx.Err() == nil {
 			p.w.fatal(err)
@@ -480,16 +482,15 @@ func (p *recordProcessor) checkpoint(c kcl.IRecordProcessorCheckpointer) {
 		return
 	}
 	if !p.ownsLease() {
-		p.s.reported = "" // not written: try again (if still the owner)
+		p.s.CheckpointNotWritten() // try again (if still the owner)
 		return
 	}
 	if err := c.Checkpoint(&seq); err != nil {
 		p.w.log.Warn("KCL checkpoint failed (retried at the next batch)", "shard", p.s.ID(), "seq", seq, "err", err)
-		p.s.reported = "" // try again next time
+		p.s.CheckpointNotWritten()
 		return
 	}
-	p.w.Stats().Checkpoints.Add(1)
-	p.w.Stats().observeCheckpoint(p.s.ID())
+	p.w.Stats().ObserveCheckpoint(p.s.ID(), time.Now())
 }
 
 func (p *recordProcessor) Shutdown(in *kcl.ShutdownInput) {
@@ -562,3 +563,24 @@ func (k kclLogger) WithFields(fs klog.Fields) klog.Logger {
 	}
 	return kclLogger{k.l.With(args...)}
 }
+
+// Shards returns the shards this worker holds, sorted by id. Safe for
+// concurrent use; it takes Worker.mu, then each shard's drainer lock, never
+// both.
+func (w *Worker) Shards() []processor.ShardStatus {
+	w.mu.Lock()
+	held := make([]*processor.Shard, 0, len(w.mu.shards))
+	for _, s := range w.mu.shards {
+		held = append(held, s)
+	}
+	w.mu.Unlock()
+	sort.Slice(held, func(i, j int) bool { return held[i].ID() < held[j].ID() })
+	out := make([]processor.ShardStatus, 0, len(held))
+	for _, s := range held {
+		out = append(out, s.Status())
+	}
+	return out
+}
+
+// Running reports whether the KCL worker is started and not shutting down.
+func (w *Worker) Running() bool { return w.Stats().Running() }
