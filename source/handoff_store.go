@@ -43,4 +43,3 @@ func (h *MemHandoff) Get(_ context.Context, shard string) ([]byte, bool, error) 
 	b, ok := h.m[shard]
 	return append([]byte(nil), b...), ok, nil
 }
-

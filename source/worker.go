@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 

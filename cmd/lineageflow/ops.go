@@ -6,8 +6,8 @@ import (
 
 	"github.com/lineageflow/lineageflow/ops/httpserver"
 	"github.com/lineageflow/lineageflow/ops/metrics"
-	"github.com/lineageflow/lineageflow/source"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/source"
 )
 
 // ops is the run command's operational side: the Prometheus exporter and

@@ -16,8 +16,8 @@ import (
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/cli"
 	"github.com/lineageflow/lineageflow/processor"
-	"github.com/lineageflow/lineageflow/source"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/source"
 	"github.com/lineageflow/lineageflow/window"
 )
 
