@@ -115,7 +115,7 @@ func (h *DynamoHandoff) Put(ctx context.Context, shard string, runs []byte) erro
 			hoData: &ddbtypes.AttributeValueMemberB{Value: runs[off:end]}, hoExpires: exp,
 		}})
 		if err != nil {
-			return fmt.Errorf("processor: handoff of %s, chunk %d: %w", shard, n, err)
+			return fmt.Errorf("source: handoff of %s, chunk %d: %w", shard, n, err)
 		}
 	}
 	sum := sha256.Sum256(runs)
@@ -124,7 +124,7 @@ func (h *DynamoHandoff) Put(ctx context.Context, shard string, runs []byte) erro
 		hoChunks: num(n), hoSize: num(int64(len(runs))), hoSum: &ddbtypes.AttributeValueMemberB{Value: sum[:]}, hoExpires: exp,
 	}})
 	if err != nil {
-		return fmt.Errorf("processor: handoff of %s, header: %w", shard, err)
+		return fmt.Errorf("source: handoff of %s, header: %w", shard, err)
 	}
 	return nil
 }
@@ -145,7 +145,7 @@ func (h *DynamoHandoff) Get(ctx context.Context, shard string) ([]byte, bool, er
 			ExclusiveStartKey:         start,
 		})
 		if err != nil {
-			return nil, false, fmt.Errorf("processor: read handoff of %s: %w", shard, err)
+			return nil, false, fmt.Errorf("source: read handoff of %s: %w", shard, err)
 		}
 		for _, it := range out.Items {
 			c, ok := it[hoChunk].(*ddbtypes.AttributeValueMemberN)
@@ -180,18 +180,18 @@ func (h *DynamoHandoff) Get(ctx context.Context, shard string) ([]byte, bool, er
 	n, size := getN(hoChunks), getN(hoSize)
 	sum, _ := header[hoSum].(*ddbtypes.AttributeValueMemberB)
 	if n < 0 || size < 0 || sum == nil {
-		return nil, false, fmt.Errorf("processor: handoff of %s: bad header", shard)
+		return nil, false, fmt.Errorf("source: handoff of %s: bad header", shard)
 	}
 	data := make([]byte, 0, size)
 	for i := int64(1); i <= n; i++ {
 		c, ok := chunks[i]
 		if !ok {
-			return nil, false, fmt.Errorf("processor: handoff of %s: chunk %d of %d missing", shard, i, n)
+			return nil, false, fmt.Errorf("source: handoff of %s: chunk %d of %d missing", shard, i, n)
 		}
 		data = append(data, c...)
 	}
 	if got := sha256.Sum256(data); int64(len(data)) != size || !bytes.Equal(got[:], sum.Value) {
-		return nil, false, fmt.Errorf("processor: handoff of %s: payload does not match its header (rewritten meanwhile?)", shard)
+		return nil, false, fmt.Errorf("source: handoff of %s: payload does not match its header (rewritten meanwhile?)", shard)
 	}
 	return data, true, nil
 }
@@ -212,14 +212,14 @@ func ensureTable(ctx context.Context, ddb *dynamodb.Client, in *dynamodb.CreateT
 			_, cerr := ddb.CreateTable(ctx, in)
 			var inUse *ddbtypes.ResourceInUseException
 			if cerr != nil && !errors.As(cerr, &inUse) {
-				return fmt.Errorf("processor: create table %s: %w", name, cerr)
+				return fmt.Errorf("source: create table %s: %w", name, cerr)
 			}
 			created = true
 		case err != nil && !errors.As(err, &nf):
-			return fmt.Errorf("processor: describe table %s: %w", name, err)
+			return fmt.Errorf("source: describe table %s: %w", name, err)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("processor: table %s not ACTIVE after 2 minutes", name)
+			return fmt.Errorf("source: table %s not ACTIVE after 2 minutes", name)
 		}
 		select {
 		case <-ctx.Done():
