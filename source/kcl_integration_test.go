@@ -15,7 +15,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
-
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/testkit/harness"
