@@ -60,7 +60,7 @@ type Config struct {
 	// DialTimeout bounds opening a connection (default 5 s).
 	DialTimeout time.Duration
 
-	// Retry is the retry policy of one attempt cycle.
+	// Retry is the retry policy of one request (see retry.go).
 	Retry RetryPolicy
 
 	// TraversalShape is the shape of one request's traversal (default
@@ -109,12 +109,13 @@ const (
 )
 
 // RetryPolicy bounds the retries of one request. Backoff is exponential
-// with full jitter: before retry k the writer waits a uniformly random
-// time in [0, min(MaxBackoff, BaseBackoff*2^k)).
+// with full jitter: before retry k (k = 1 before the second attempt) the
+// writer waits a uniformly random time in
+// [0, min(MaxBackoff, BaseBackoff*2^(k-1))).
 type RetryPolicy struct {
-	// MaxAttempts is the number of requests sent before WriteBatch gives
-	// up and returns an [*Error] (default 8). The batch is never dropped:
-	// the caller keeps it and sends it again.
+	// MaxAttempts is the number of times one request is sent before its
+	// writer gives up and WriteBatch returns an [*Error] (default 8). The
+	// batch is never dropped: the caller keeps it and sends it again.
 	MaxAttempts int
 	BaseBackoff time.Duration // default 50 ms
 	MaxBackoff  time.Duration // default 5 s

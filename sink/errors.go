@@ -7,7 +7,7 @@ import (
 )
 
 // Code names the class of a failed graph request. Codes are stable strings:
-// they key [Stats] retry counters (and later lineage_sink_retries_total).
+// they key [Stats] retry counters (and so lineage_sink_retries_total).
 type Code string
 
 const (
@@ -39,12 +39,12 @@ const (
 
 // Error is a failed graph request after the writer's retries.
 // Retriable says whether sending the same batch again may succeed; the
-// caller keeps the batch in its outbox either way.
+// caller keeps the batch either way.
 type Error struct {
 	Code      Code
 	Retriable bool
 	Attempts  int    // requests sent before giving up
-	Writer    int    // index of the writer that gave up, -1 for the batch
+	Writer    int    // index of the writer that gave up
 	Err       error  // the last underlying error
 	Op        string // "vertices" or "edges"
 }

@@ -80,7 +80,8 @@ func (m *Memory) Vertices() []lineage.Vertex {
 	return out
 }
 
-// Stats returns the number of batches and edge writes received.
+// Stats returns the number of batches applied (not those Fail failed)
+// and of edge writes.
 func (m *Memory) Stats() (batches, edgeWrites int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -29,8 +29,10 @@ type sigV4Auth struct {
 	signer *v4.Signer
 	now    func() time.Time
 
-	mu      sync.Mutex
-	lastErr error
+	mu struct {
+		sync.Mutex
+		lastErr error // of the last signing by provider
+	}
 }
 
 func newSigV4Auth(ctx context.Context, endpoint *url.URL, region string) (*sigV4Auth, error) {
@@ -76,7 +78,7 @@ func (a *sigV4Auth) provider() gremlingo.AuthInfoProvider {
 	defer cancel()
 	h, err := a.header(ctx)
 	a.mu.Lock()
-	a.lastErr = err
+	a.mu.lastErr = err
 	a.mu.Unlock()
 	return gremlingo.HeaderAuthInfo(h)
 }

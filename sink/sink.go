@@ -1,7 +1,3 @@
-// Package sink owns the last stage of the flow: it takes sealed windows out
-// of the outbox and makes them true in the graph, with idempotent,
-// commutative upserts. It never touches window state, Pebble or KCL
-// checkpoints; it only answers "acknowledged" or an error for each batch.
 package sink
 
 import (
@@ -10,13 +6,17 @@ import (
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
-// Batch is the content of one sealed window of one shard: the collapsed
-// edges and the vertices they touch. Applying a Batch any number of times,
-// in any order relative to other batches, gives the same graph.
+// Batch is one chunk of one shard's sealed window: the processor cuts a
+// sealed window into batches of at most processor.Config.ChunkRecords
+// vertices and edges, each edge in the same batch as the endpoint
+// vertices the window holds (mergeE needs them), so a window may take
+// several batches. A batch holds collapsed edges, their endpoint vertices
+// and possibly vertices no edge touches. Applying a Batch any number of
+// times, in any order relative to other batches, gives the same graph.
 type Batch struct {
-	// Key identifies the outbox entry ("<shard>/<window start ms>/<seq>");
-	// it is for logs and metrics, not for deduplication (writes are
-	// idempotent).
+	// Key names the batch in logs and errors (the processor sets
+	// "<shard>/<window start ms>/<outbox seq>"); the sink does not
+	// interpret it, nor use it for deduplication (writes are idempotent).
 	Key      string
 	Vertices []lineage.Vertex
 	Edges    []lineage.Edge
