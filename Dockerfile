@@ -1,9 +1,10 @@
 # syntax=docker/dockerfile:1
 # lineageflow: a static binary on distroless, run as non-root.
 #   docker build -t lineageflow:dev .
-# The build flags below are checked by internal/deploycheck (TestDockerfile,
+# The build flags below are checked by deploy/check (TestDockerfile;
 # TestStaticBinary builds with exactly these flags and checks the result is
-# static), since this image cannot be built in CI.
+# static; TestDockerignoreKeepsTheBuild checks .dockerignore keeps every
+# package the build needs), since this image cannot be built in CI.
 
 FROM golang:1.24-bookworm AS build
 WORKDIR /src

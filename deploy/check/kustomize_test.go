@@ -280,7 +280,7 @@ func TestKustomizeBase(t *testing.T) {
 	// Shutdown fits: -shutdown-grace for the shards, +5s the worker waits
 	// for the KCL beyond it, +10s sink close, +5s HTTP server.
 	grace := parseDuration(t, "LINEAGEFLOW_SHUTDOWN_GRACE", env["LINEAGEFLOW_SHUTDOWN_GRACE"])
-	if def := flagsOf(t, "run")["LINEAGEFLOW_SHUTDOWN_GRACE"].def; def == "" {
+	if def := flagsOf(t, "run")["LINEAGEFLOW_SHUTDOWN_GRACE"].Default; def == "" {
 		t.Error("run has no -shutdown-grace default")
 	}
 	need := grace + 20*time.Second

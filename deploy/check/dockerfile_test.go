@@ -1,26 +1,28 @@
-package deploycheck
+package check
 
 import (
 	"bytes"
 	"debug/elf"
-	"flag"
-	"fmt"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/moby/patternmatcher"
+	"github.com/moby/patternmatcher/ignorefile"
 )
 
-var rewrite = flag.Bool("rewrite", false, "regenerate the README configuration table")
-
-const root = "../.."
-
-// dockerfile is the parsed Dockerfile: its stages and instructions.
+// stage is one stage of the parsed Dockerfile: its base and instructions.
 type stage struct {
 	from, name string
 	instrs     [][2]string // instruction (upper case), arguments
@@ -70,7 +72,8 @@ func (s stage) all(instr string) []string {
 	return out
 }
 
-// buildFlags are the exact flags the Dockerfile must build with.
+// buildCmd is the exact build the Dockerfile must run (binary builds the
+// same way).
 const buildCmd = `CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/lineageflow ./cmd/lineageflow`
 
 func TestDockerfile(t *testing.T) {
@@ -135,75 +138,132 @@ func TestDockerfile(t *testing.T) {
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
-// The build context keeps every package the binary needs.
+// listedPackage is what TestDockerignoreKeepsTheBuild reads of `go list -json`.
+type listedPackage struct {
+	ImportPath string
+	Dir        string
+	Module     *struct{ Main bool }
+	GoFiles, CgoFiles, CFiles, CXXFiles, HFiles, SFiles, SysoFiles,
+	EmbedFiles []string
+}
+
+// TestDockerignoreKeepsTheBuild: the Docker build context keeps every file
+// `go build ./cmd/lineageflow` reads. The list is derived from
+// `go list -deps` (for the image's platform, linux without cgo), so it keeps
+// holding when packages or top-level folders are added; .dockerignore is
+// read and matched by Docker's own implementation (moby/patternmatcher).
+// node_modules stays out of the context wherever it is.
 func TestDockerignoreKeepsTheBuild(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(root, ".dockerignore"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept := map[string]bool{}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "!") {
-			kept[strings.TrimSuffix(strings.TrimPrefix(l, "!"), "/")] = true
+	patterns, err := ignorefile.ReadAll(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf(".dockerignore: %v", err)
+	}
+	pm, err := patternmatcher.New(patterns)
+	if err != nil {
+		t.Fatalf(".dockerignore: %v", err)
+	}
+	excluded := func(rel string) bool {
+		ex, err := pm.MatchesOrParentMatches(rel)
+		if err != nil {
+			t.Fatalf(".dockerignore on %s: %v", rel, err)
+		}
+		return ex
+	}
+	for _, f := range []string{"go.mod", "go.sum"} {
+		if excluded(f) {
+			t.Errorf(".dockerignore excludes %s (the Dockerfile copies it)", f)
 		}
 	}
-	for _, f := range []string{"go.mod", "go.sum", "cmd"} {
-		if !kept[f] {
-			t.Errorf(".dockerignore does not keep %s", f)
-		}
-	}
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "../../cmd/lineageflow").Output()
+
+	absRoot, err := filepath.Abs(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range strings.Fields(string(out)) {
-		rel, ok := strings.CutPrefix(p, "github.com/lineageflow/lineageflow/")
-		if !ok {
-			continue
+	cmd := exec.Command("go", "list", "-deps",
+		"-json=ImportPath,Dir,Module,GoFiles,CgoFiles,CFiles,CXXFiles,HFiles,SFiles,SysoFiles,EmbedFiles",
+		"./cmd/lineageflow")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=linux", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, stderr.Bytes())
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	tops := map[string]bool{}
+	nfiles := 0
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
 		}
-		top, _, _ := strings.Cut(rel, "/")
-		if !kept[top] {
-			t.Errorf("package %s is excluded from the Docker build context by .dockerignore", p)
+		if p.Module == nil || !p.Module.Main {
+			continue // standard library, or a module `go mod download` fetches
+		}
+		var out []string
+		for _, files := range [][]string{p.GoFiles, p.CgoFiles, p.CFiles, p.CXXFiles, p.HFiles, p.SFiles, p.SysoFiles, p.EmbedFiles} {
+			for _, f := range files {
+				rel, err := filepath.Rel(absRoot, filepath.Join(p.Dir, f))
+				if err != nil || strings.HasPrefix(rel, "..") {
+					t.Fatalf("package %s: file %s is outside the repository", p.ImportPath, f)
+				}
+				rel = filepath.ToSlash(rel)
+				top, _, _ := strings.Cut(rel, "/")
+				tops[top] = true
+				nfiles++
+				if excluded(rel) {
+					out = append(out, rel)
+				}
+			}
+		}
+		if len(out) > 0 {
+			top, _, _ := strings.Cut(out[0], "/")
+			t.Errorf("package %s: .dockerignore excludes %d of its files from the Docker build context (%s); keep them, e.g. !%s/", p.ImportPath, len(out), strings.Join(out, " "), top)
 		}
 	}
-}
+	if !tops["cmd"] || nfiles == 0 {
+		t.Fatalf("go list -deps ./cmd/lineageflow listed no file of cmd/ (%d files)", nfiles)
+	}
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// binary builds cmd/lineageflow exactly as the Dockerfile does.
-func binary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "lineageflow-deploycheck")
-		if err != nil {
-			binErr = err
-			return
+	// node_modules: every one in the tree, and where one would appear.
+	var nm []string
+	for top := range tops {
+		nm = append(nm, top+"/node_modules", top+"/web/node_modules")
+	}
+	nm = append(nm, "node_modules", "explorer/web/node_modules", "source/node_modules")
+	err = filepath.WalkDir(absRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
 		}
-		binPath = filepath.Join(dir, "lineageflow")
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", binPath, "./cmd/lineageflow")
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("%s: %w\n%s", cmd, err, out)
+		if d.Name() == ".git" {
+			return filepath.SkipDir
 		}
+		if d.Name() == "node_modules" {
+			rel, _ := filepath.Rel(absRoot, p)
+			nm = append(nm, filepath.ToSlash(rel))
+			return filepath.SkipDir
+		}
+		return nil
 	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binPath
-}
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
+	sort.Strings(nm)
+	for _, d := range nm {
+		for _, f := range []string{d, path.Join(d, "pkg/package.json"), path.Join(d, "pkg/dist/index.js")} {
+			if !excluded(f) {
+				t.Errorf("%s is in the Docker build context: .dockerignore must exclude every node_modules", f)
+				break
+			}
+		}
 	}
-	os.Exit(code)
 }
 
 // TestStaticBinary: the Dockerfile's flags give a binary that runs on
@@ -239,65 +299,4 @@ func TestStaticBinary(t *testing.T) {
 	if wd, _ := filepath.Abs(root); bytes.Contains(data, []byte(wd+"/processor")) {
 		t.Errorf("binary contains the build path %s: -trimpath missing", wd)
 	}
-}
-
-// help returns the flags of every command, from the built binary.
-func help(t *testing.T) map[string][]Flag {
-	t.Helper()
-	bin := binary(t)
-	byCmd := map[string][]Flag{}
-	for _, c := range Commands {
-		out, _ := exec.Command(bin, c, "--help").CombinedOutput() // exits 0 or 1 on --help
-		fs, err := ParseHelp(string(out))
-		if err != nil {
-			t.Fatalf("%s --help: %v", c, err)
-		}
-		byCmd[c] = fs
-	}
-	return byCmd
-}
-
-const (
-	tableBegin = "<!-- flags:begin (generated by internal/deploycheck: go test ./internal/deploycheck -run TestReadmeConfiguration -rewrite) -->"
-	tableEnd   = "<!-- flags:end -->"
-)
-
-// TestReadmeConfiguration: the README's table of flags, environment
-// variables and defaults is what the binary says.
-func TestReadmeConfiguration(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	byCmd := help(t)
-	for _, c := range Commands {
-		for _, f := range byCmd[c] {
-			if want := "LINEAGEFLOW_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")); f.Env != want {
-				t.Errorf("%s -%s: env %s, want %s", c, f.Name, f.Env, want)
-			}
-		}
-	}
-	table := Table(byCmd)
-	path := filepath.Join(root, "README.md")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
-	if i < 0 || j < i {
-		t.Fatalf("README.md has no %q ... %q block", tableBegin, tableEnd)
-	}
-	cur := readme[i+len(tableBegin) : j]
-	want := "\n" + table
-	if cur == want {
-		return
-	}
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(readme[:i+len(tableBegin)]+want+readme[j:]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Log("README.md configuration table rewritten")
-		return
-	}
-	t.Errorf("README.md configuration table is stale; regenerate with\n  go test ./internal/deploycheck -run TestReadmeConfiguration -rewrite\nwant:\n%s", want)
 }
