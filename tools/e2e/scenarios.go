@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lineageflow/lineageflow/internal/gen"
+	"github.com/lineageflow/lineageflow/testkit/harness"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
+)
+
+// scenario is one row of the matrix. fault runs while the stream is being
+// replayed; it returns when the fault is over (the time the graph then
+// takes to be complete is recover_s).
+type scenario struct {
+	name    string
+	what    string
+	short   bool // part of the CI (short) matrix
+	workers int
+	steal   bool
+	gen     func(c gen.Config) gen.Config
+	fault   func(ctx context.Context, s *state) error
+	check   func(ctx context.Context, s *state) error // extra assertions after the graph is complete
+	live    func(ctx context.Context, s *state) error // assertions on the running workers, graph complete
+}
+
+var scenarios = []scenario{
+	{name: "kill", what: "SIGKILL one of three workers mid-window", short: true, workers: 3,
+		fault: func(ctx context.Context, s *state) error {
+			// Kill when every record is processed but the last windows are
+			// still open: what the victim held only in its own state (open
+			// windows, open runs, the latest lastSeen stamps) must come back
+			// from the survivors' replay of its shards from its KCL
+			// checkpoint, or the graph differs.
+			if err := s.waitCaughtUp(ctx); err != nil {
+				return err
+			}
+			victim, err := s.busiest(ctx)
+			if err != nil {
+				return err
+			}
+			s.h.Logf("SIGKILL %s", victim.Spec.ID)
+			return victim.Kill()
+		}},
+	{name: "term", what: "SIGTERM one of two workers mid-stream: the other holds every lease within seconds", short: true, workers: 2,
+		fault: func(ctx context.Context, s *state) error {
+			if err := s.waitAcked(ctx); err != nil {
+				return err
+			}
+			victim, err := s.busiest(ctx)
+			if err != nil {
+				return err
+			}
+			s.h.Logf("SIGTERM %s", victim.Spec.ID)
+			if err := victim.Stop(60 * time.Second); err != nil {
+				return fmt.Errorf("graceful stop: %w", err)
+			}
+			// The KCL releases the leases on a graceful stop: the other
+			// worker must pick them up at its next shard sync, not after a
+			// failover time.
+			t0 := time.Now()
+			if err := s.waitOwners(ctx, 1); err != nil {
+				return err
+			}
+			if d := time.Since(t0); d > 10*time.Second {
+				return fmt.Errorf("leases handed over after %v, want a few seconds", d)
+			}
+			s.h.Logf("leases handed over %v after the exit", time.Since(t0))
+			return nil
+		}},
+	{name: "join", what: "a fourth worker joins: leases rebalance", workers: 3, steal: true,
+		fault: func(ctx context.Context, s *state) error {
+			if err := s.waitAcked(ctx); err != nil {
+				return err
+			}
+			p, err := s.h.StartWorker(ctx, s.spec("w4"))
+			if err != nil {
+				return err
+			}
+			s.procs = append(s.procs, p)
+			return s.h.WaitFor(ctx, 60*time.Second, "w4 holds a lease", func() (bool, error) {
+				ls, err := s.h.Leases(ctx)
+				if err != nil {
+					return false, nil
+				}
+				return len(harness.Owners(ls, time.Now())["w4"]) > 0, nil
+			})
+		}},
+	{name: "gremlin-down", what: "Gremlin Server down mid-stream, then back", short: true, workers: 3,
+		fault: func(ctx context.Context, s *state) error {
+			if err := s.waitAcked(ctx); err != nil {
+				return err
+			}
+			if err := standins("stop", "gremlin"); err != nil {
+				return err
+			}
+			s.h.Logf("Gremlin Server down for %v", s.cfg.outage)
+			select {
+			case <-time.After(s.cfg.outage):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return standins("start", "gremlin")
+		}},
+	{name: "aws-restart", what: "kinesalite and dynalite restarted mid-stream", workers: 3,
+		fault: func(ctx context.Context, s *state) error {
+			if err := s.waitAcked(ctx); err != nil {
+				return err
+			}
+			if err := standins("stop", "kinesis", "dynamodb"); err != nil {
+				return err
+			}
+			return standins("start", "kinesis", "dynamodb")
+		}},
+	{name: "split", what: "a shard split mid-stream", workers: 3,
+		fault: func(ctx context.Context, s *state) error {
+			if err := s.waitAcked(ctx); err != nil {
+				return err
+			}
+			return s.splitShard(ctx)
+		}},
+	{name: "dup-ooo", what: "20% producer duplicates plus out-of-order event times; /metrics scraped live", short: true, workers: 3,
+		gen:   func(c gen.Config) gen.Config { c.DuplicateShare, c.OutOfOrder = 0.20, 0.25; return c },
+		fault: func(ctx context.Context, s *state) error { return nil },
+		live:  checkMetrics},
+	{name: "malformed", what: "every malformed kind mixed in: dead-letter count exact", workers: 3,
+		gen:   func(c gen.Config) gen.Config { c.MalformedShare = 0.05; return c },
+		fault: func(ctx context.Context, s *state) error { return nil }},
+	{name: "restart-disk", what: "a worker restarted on the same data directory resumes from Pebble", workers: 1,
+		fault: func(ctx context.Context, s *state) error {
+			if err := s.waitAcked(ctx); err != nil {
+				return err
+			}
+			if err := s.procs[0].Stop(60 * time.Second); err != nil {
+				return fmt.Errorf("graceful stop: %w", err)
+			}
+			p, err := s.h.Restart(ctx, s.procs[0])
+			if err != nil {
+				return err
+			}
+			s.procs = append(s.procs, p)
+			return nil
+		},
+		check: func(ctx context.Context, s *state) error {
+			last := s.procs[len(s.procs)-1]
+			if !strings.Contains(last.Log(), `msg="resumed from local state"`) {
+				return errors.New("the restarted worker did not resume from its Pebble state")
+			}
+			// Resuming means the records it had already made durable were
+			// redelivered by KCL and skipped, not processed again.
+			if st := last.Stats(); st["skipped"] == 0 {
+				return fmt.Errorf("the restarted worker skipped no redelivered record (stats %v)", st)
+			}
+			return nil
+		}},
+}
+
+// standins runs scripts/standins-<verb>.sh for the named stand-ins, with
+// this process's STANDIN_* environment (scripts/e2e.sh sets it).
+func standins(verb string, names ...string) error {
+	cmd := exec.Command("bash", append([]string{filepath.Join(testenv.RepoRoot(), "scripts", "standins-"+verb+".sh")}, names...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("standins-%s %v: %w\n%s", verb, names, err, out)
+	}
+	return nil
+}
