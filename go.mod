@@ -18,6 +18,7 @@ require (
 	github.com/prometheus/common v0.42.0
 	github.com/vmware/vmware-go-kcl-v2 v1.0.0
 	google.golang.org/protobuf v1.33.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
