@@ -179,6 +179,6 @@ func (p *recordProcessor) handOff() error {
 	if err != nil {
 		return errors.Join(errors.New("handoff write"), err)
 	}
-	w.log.Info("handoff: runs written for the children", "shard", s.ID(), "runs", len(s.runs), "bytes", len(data))
+	w.log.Info("handoff: runs written for the children", "shard", s.ID(), "runs", s.runs.len(), "bytes", len(data))
 	return nil
 }

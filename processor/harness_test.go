@@ -119,7 +119,7 @@ func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p
 
 func openMem(t testing.TB, fs vfs.FS) *pebble.DB {
 	t.Helper()
-	db, err := checkpoint.Open("db", checkpoint.Options{FS: fs, Logger: testLogger(t), MemTableSize: 4 << 20})
+	db, err := OpenDB("db", checkpoint.Options{FS: fs, Logger: testLogger(t), MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
 	"github.com/lineageflow/lineageflow/verify"
+	"github.com/lineageflow/lineageflow/window"
 )
 
 func main() {
@@ -587,7 +588,7 @@ func countDeadLetters(procs []*harness.Proc) (int, error) {
 	}
 	sort.Strings(names)
 	for _, d := range names {
-		db, err := checkpoint.Open(d, checkpoint.Options{})
+		db, err := checkpoint.Open(d, checkpoint.Options{Merger: window.Merger})
 		if err != nil {
 			return 0, fmt.Errorf("dead letters of %s: %w", d, err)
 		}
