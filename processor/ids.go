@@ -13,7 +13,9 @@ func newVertexIDs() *vertexIDs {
 	return &vertexIDs{datasets: map[lineage.Dataset]string{}, jobs: map[lineage.Job]string{}}
 }
 
-func (m *vertexIDs) dataset(d lineage.Dataset) string { return memoID(m.datasets, d, lineage.DatasetID) }
+func (m *vertexIDs) dataset(d lineage.Dataset) string {
+	return memoID(m.datasets, d, lineage.DatasetID)
+}
 
 func (m *vertexIDs) job(j lineage.Job) string { return memoID(m.jobs, j, lineage.JobID) }
 
