@@ -13,8 +13,8 @@ import (
 	"github.com/lineageflow/lineageflow/internal/cli"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/internal/graphread"
-	"github.com/lineageflow/lineageflow/verify/refmodel"
 	"github.com/lineageflow/lineageflow/verify"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
 func init() {

@@ -10,10 +10,10 @@ import (
 	"os"
 
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/lineage"
-	"github.com/lineageflow/lineageflow/verify/refmodel"
 	"github.com/lineageflow/lineageflow/internal/replay"
+	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
 // SinkStats counts what the file sinks acknowledged.

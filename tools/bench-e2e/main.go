@@ -47,11 +47,11 @@ import (
 
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/internal/graphread"
-	"github.com/lineageflow/lineageflow/testkit/harness"
 	"github.com/lineageflow/lineageflow/internal/kpl"
-	"github.com/lineageflow/lineageflow/verify/refmodel"
 	"github.com/lineageflow/lineageflow/internal/replay"
+	"github.com/lineageflow/lineageflow/testkit/harness"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
 type config struct {
