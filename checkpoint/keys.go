@@ -8,12 +8,12 @@ import (
 // state starts with ShardPrefix so a shard is dropped with one DeleteRange.
 //
 //	s/<shard>/pos                       position (last processed record, durable full seq, watermark, next outbox seq)
-//	s/<shard>/w/<bucket:8B BE>/<32B>    collapsed window entry (merge operands, window.Merger)
+//	s/<shard>/w/<bucket:8B BE>/<32B>    collapsed window entry (merge operands of Options.Merger)
 //	s/<shard>/b/<bucket:8B BE>          pin of an open window bucket (seq string)
 //	s/<shard>/r/<runId>                 per-run accumulation
 //	s/<shard>/d/<sha256(payload)[:16]>  dedup entry -> arrival ms
 //	s/<shard>/x/<arrival:8B BE><16B>    dedup expiry index
-//	s/<shard>/o/<seq:8B BE>             outbox entry (encoded sink.Batch chunk)
+//	s/<shard>/o/<seq:8B BE>             outbox entry (opaque here: the processor encodes it)
 //	dlq/<shard>/<seqno>/<sub:4B BE>     dead letter (JSON); kept when the shard moves
 //
 // Shard ids are Kinesis shard ids ("shardId-000000000001"): they hold no '/'.

@@ -2,13 +2,13 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/lineageflow/lineageflow/window"
 )
 
 // Options of [Open].
@@ -20,11 +20,21 @@ type Options struct {
 	Logger *slog.Logger
 	// MemTableSize (default 64 MiB).
 	MemTableSize uint64
+	// Merger is the Pebble merge operator of the values written with
+	// Merge (required: the processor passes window.Merger). Pebble
+	// stores its name and refuses to open a DB written with another.
+	Merger *pebble.Merger
 }
 
+// ErrNoMerger is returned by [Open] when [Options.Merger] is nil.
+var ErrNoMerger = errors.New("checkpoint: Options.Merger is required")
+
 // Open opens (creating if needed) the worker's Pebble DB in dir with the
-// window merge operator.
+// merge operator o.Merger.
 func Open(dir string, o Options) (*pebble.DB, error) {
+	if o.Merger == nil {
+		return nil, ErrNoMerger
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -33,7 +43,7 @@ func Open(dir string, o Options) (*pebble.DB, error) {
 	}
 	opts := &pebble.Options{
 		FS:           o.FS,
-		Merger:       window.Merger,
+		Merger:       o.Merger,
 		MemTableSize: o.MemTableSize,
 		Logger:       pebbleLogger{o.Logger},
 	}

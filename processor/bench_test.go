@@ -22,7 +22,7 @@ func (discardSink) WriteBatch(context.Context, sink.Batch) error { return nil }
 func (discardSink) Close(context.Context) error                  { return nil }
 
 func benchDB(b *testing.B) *pebble.DB {
-	db, err := checkpoint.Open(b.TempDir(), checkpoint.Options{Logger: testLogger(b)})
+	db, err := OpenDB(b.TempDir(), checkpoint.Options{Logger: testLogger(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,9 +126,9 @@ func fillKeys(s *Shard, n, offset int) {
 	for k := 0; k < n; k++ {
 		out := fmt.Sprintf("dataset:2:ns/o%d", (k+offset)%1024)
 		in := fmt.Sprintf("dataset:2:ns/i%d", (k+offset)/1024)
-		s.touchBucket(1767225600000, "1")
-		s.tab.AddEdge(1767225600000, "DERIVES", in, out, 1, 2, "r")
-		if s.tab.Len() >= s.cfg.MaxOpenKeys {
+		s.windows.touch(1767225600000, "1")
+		s.windows.tab.AddEdge(1767225600000, "DERIVES", in, out, 1, 2, "r")
+		if s.windows.tab.Len() >= s.cfg.MaxOpenKeys {
 			if err := s.barrier(ctx, false, true); err != nil {
 				panic(err)
 			}
@@ -176,8 +176,8 @@ func BenchmarkBarrier(b *testing.B) {
 
 func fillKeysNoBarrier(s *Shard, n, offset int) {
 	for k := 0; k < n; k++ {
-		s.touchBucket(1767225600000, "1")
-		s.tab.AddEdge(1767225600000, "DERIVES", fmt.Sprintf("dataset:2:ns/i%d", (k+offset)/1024), fmt.Sprintf("dataset:2:ns/o%d", (k+offset)%1024), 1, 2, "r")
+		s.windows.touch(1767225600000, "1")
+		s.windows.tab.AddEdge(1767225600000, "DERIVES", fmt.Sprintf("dataset:2:ns/i%d", (k+offset)/1024), fmt.Sprintf("dataset:2:ns/o%d", (k+offset)%1024), 1, 2, "r")
 	}
 }
 
@@ -188,7 +188,7 @@ func TestPeakRSSFiveMillionKeys(t *testing.T) {
 	if os.Getenv("LINEAGEFLOW_RSS_TEST") != "1" {
 		t.Skip("set LINEAGEFLOW_RSS_TEST=1")
 	}
-	db, err := checkpoint.Open(t.TempDir(), checkpoint.Options{Logger: testLogger(t)})
+	db, err := OpenDB(t.TempDir(), checkpoint.Options{Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

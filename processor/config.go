@@ -86,6 +86,9 @@ type PipelineConfig struct {
 	// SinkBackoff is the first retry delay of a failed WriteBatch (default
 	// 50 ms, doubling up to SinkBackoffMax, default 5 s).
 	SinkBackoff, SinkBackoffMax time.Duration
+	// UnsafeBreak is fault injection for the e2e fault matrix, never for
+	// production: "" (default) or [UnsafeBreakEarlyCheckpoint].
+	UnsafeBreak string
 }
 
 // WithDefaults fills zero fields.
@@ -156,6 +159,11 @@ func (c PipelineConfig) Validate() error {
 	}
 	if c.RunTimeout < 0 || c.DedupTTL < 0 || c.BarrierInterval < 0 {
 		return fmt.Errorf("%w: run timeout, dedup TTL and barrier interval must be >= 0", ErrConfig)
+	}
+	switch c.UnsafeBreak {
+	case "", UnsafeBreakEarlyCheckpoint:
+	default:
+		return fmt.Errorf("%w: unsafe break %q: use \"\" or %q", ErrConfig, c.UnsafeBreak, UnsafeBreakEarlyCheckpoint)
 	}
 	if c.MaxOpenKeys < 1 || c.OutboxCap < 1 || c.ChunkRecords < 3 {
 		return fmt.Errorf("%w: MaxOpenKeys and OutboxCap must be >= 1 and ChunkRecords >= 3 (an edge and its two vertices)", ErrConfig)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
@@ -28,205 +29,187 @@ import (
 // about 16 MiB per shard. A variable so tests can make it tiny.
 var dedupRecentMax = 1 << 18
 
-// fpTable is a multiset of 32-bit fingerprints: linear probing, home slot =
-// the top bits of the fingerprint (so it can grow without the hashes),
-// deletion by backward shift. 0 marks an empty slot.
-type fpTable struct {
-	slots []uint32
-	shift uint // 32 - log2(len(slots))
-	n     int
+// dedupSet is a shard's dedup set: both tiers, the hashes added and
+// expired since the last barrier, and their s/<shard>/d/ and
+// s/<shard>/x/ keys in the barrier batch.
+type dedupSet struct {
+	shard string
+	db    *pebble.DB
+	st    *Stats
+	log   *slog.Logger
+
+	recent  map[[16]byte]struct{} // recent tier, exact
+	fifo    []dedupItem           // recent tier in insertion order (arrival order, mostly) from head
+	head    int
+	old     fpTable // old tier: fingerprints of hashes durable in Pebble
+	oldMin  int64   // no old-tier entry arrived before this
+	added   []dedupItem
+	expired []dedupItem
+
+	keyBuf []byte
 }
 
-func fingerprint(h *[16]byte) uint32 {
-	v := binary.BigEndian.Uint32(h[:4])
-	if v == 0 {
-		v = 1
-	}
-	return v
+type dedupItem struct {
+	h       [16]byte
+	arrival int64
 }
 
-func (t *fpTable) home(v uint32) int { return int(v >> t.shift) }
-
-func (t *fpTable) contains(v uint32) bool {
-	if t.n == 0 {
-		return false
-	}
-	mask := len(t.slots) - 1
-	for i := t.home(v); t.slots[i] != 0; i = (i + 1) & mask {
-		if t.slots[i] == v {
-			return true
-		}
-	}
-	return false
-}
-
-func (t *fpTable) insert(v uint32) {
-	if (t.n+1)*4 > len(t.slots)*3 {
-		t.resize(max(len(t.slots)*2, 1024))
-	}
-	mask := len(t.slots) - 1
-	i := t.home(v)
-	for t.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
-	t.slots[i] = v
-	t.n++
-}
-
-// remove removes one occurrence of v (if any).
-func (t *fpTable) remove(v uint32) {
-	if t.n == 0 {
-		return
-	}
-	mask := len(t.slots) - 1
-	i := t.home(v)
-	for t.slots[i] != v {
-		if t.slots[i] == 0 {
-			return
-		}
-		i = (i + 1) & mask
-	}
-	// Backward shift: move later members of the probe run into the hole
-	// when their home does not lie cyclically in (i, j].
-	for j := (i + 1) & mask; t.slots[j] != 0; j = (j + 1) & mask {
-		k := t.home(t.slots[j])
-		if (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j) {
-			t.slots[i] = t.slots[j]
-			i = j
-		}
-	}
-	t.slots[i] = 0
-	t.n--
-	if len(t.slots) > 1024 && t.n*8 < len(t.slots) {
-		t.resize(len(t.slots) / 2)
-	}
-}
-
-func (t *fpTable) resize(size int) {
-	old := t.slots
-	t.slots = make([]uint32, size)
-	t.shift = 32
-	for s := size; s > 1; s >>= 1 {
-		t.shift--
-	}
-	t.n = 0
-	mask := size - 1
-	for _, v := range old {
-		if v == 0 {
-			continue
-		}
-		i := t.home(v)
-		for t.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		t.slots[i] = v
-		t.n++
-	}
+func newDedupSet(shard string, db *pebble.DB, st *Stats, log *slog.Logger) *dedupSet {
+	return &dedupSet{shard: shard, db: db, st: st, log: log, recent: map[[16]byte]struct{}{}}
 }
 
 // seen reports whether payload hash h is in the dedup set.
-func (s *Shard) seen(h *[16]byte) bool {
-	if _, ok := s.dedup[*h]; ok {
+func (d *dedupSet) seen(h *[16]byte) bool {
+	if _, ok := d.recent[*h]; ok {
 		return true
 	}
-	if !s.dedupOld.contains(fingerprint(h)) {
+	if !d.old.contains(fingerprint(h)) {
 		return false
 	}
-	s.st.DedupLookups.Add(1)
-	s.keyBuf = checkpoint.AppendDedupKey(s.keyBuf[:0], s.id, h)
-	_, closer, err := s.db.Get(s.keyBuf)
+	d.st.DedupLookups.Add(1)
+	d.keyBuf = checkpoint.AppendDedupKey(d.keyBuf[:0], d.shard, h)
+	_, closer, err := d.db.Get(d.keyBuf)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false
 	}
 	if err != nil {
 		// A read error of local state: treat as not seen (writes are
 		// idempotent, a duplicate only costs work) but say so.
-		s.log.Warn("dedup lookup failed", "err", err)
+		d.log.Warn("dedup lookup failed", "err", err)
 		return false
 	}
 	closer.Close()
 	return true
 }
 
-// addSeen records a new payload hash.
-func (s *Shard) addSeen(h [16]byte, arrival int64) {
-	s.dedup[h] = struct{}{}
+// add records a new payload hash.
+func (d *dedupSet) add(h [16]byte, arrival int64) {
+	d.recent[h] = struct{}{}
 	it := dedupItem{h: h, arrival: arrival}
-	s.dedupFIFO = append(s.dedupFIFO, it)
-	s.dedupNew = append(s.dedupNew, it)
+	d.fifo = append(d.fifo, it)
+	d.added = append(d.added, it)
 }
 
-// evictDedup moves the oldest recent hashes beyond dedupRecentMax to the
-// old tier. Call it only when every recent hash is durable (after a
-// barrier commit, or while resuming).
-func (s *Shard) evictDedup() {
-	for len(s.dedupFIFO)-s.dedupHead > dedupRecentMax {
-		it := &s.dedupFIFO[s.dedupHead]
-		s.dedupHead++
-		delete(s.dedup, it.h)
-		s.dedupOld.insert(fingerprint(&it.h))
-		if s.dedupOld.n == 1 || it.arrival < s.dedupOldMin {
-			s.dedupOldMin = it.arrival
+// writeTo adds to batch the keys of the hashes added since the last
+// barrier, expires the entries that arrived before cutoff (Unix ms) and
+// adds their deletion.
+func (d *dedupSet) writeTo(batch *pebble.Batch, cutoff int64) error {
+	for i := range d.added {
+		it := &d.added[i]
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], uint64(it.arrival))
+		d.keyBuf = checkpoint.AppendDedupKey(d.keyBuf[:0], d.shard, &it.h)
+		_ = batch.Set(d.keyBuf, v[:], nil)
+		d.keyBuf = checkpoint.AppendExpiryKey(d.keyBuf[:0], d.shard, it.arrival, &it.h)
+		_ = batch.Set(d.keyBuf, nil, nil)
+	}
+	if err := d.expire(cutoff); err != nil {
+		return err
+	}
+	for i := range d.expired {
+		it := &d.expired[i]
+		d.keyBuf = checkpoint.AppendDedupKey(d.keyBuf[:0], d.shard, &it.h)
+		_ = batch.Delete(d.keyBuf, nil)
+		d.keyBuf = checkpoint.AppendExpiryKey(d.keyBuf[:0], d.shard, it.arrival, &it.h)
+		_ = batch.Delete(d.keyBuf, nil)
+	}
+	return nil
+}
+
+// afterCommit forgets what the barrier made durable and moves the oldest
+// recent hashes to the old tier.
+func (d *dedupSet) afterCommit() {
+	d.added = d.added[:0]
+	d.expired = d.expired[:0]
+	d.evict()
+}
+
+// load restores one entry of the s/<shard>/x/ expiry index (resume, in
+// key order: everything loaded is durable).
+func (d *dedupSet) load(k []byte) error {
+	rest := k[len(checkpoint.ExpiryPrefix(d.shard)):]
+	if len(rest) != 24 {
+		return checkpoint.ErrCorrupt
+	}
+	var it dedupItem
+	it.arrival = int64(binary.BigEndian.Uint64(rest[:8]))
+	copy(it.h[:], rest[8:])
+	d.recent[it.h] = struct{}{}
+	d.fifo = append(d.fifo, it)
+	d.evict()
+	return nil
+}
+
+// evict moves the oldest recent hashes beyond dedupRecentMax to the old
+// tier. Call it only when every recent hash is durable (after a barrier
+// commit, or while resuming).
+func (d *dedupSet) evict() {
+	for len(d.fifo)-d.head > dedupRecentMax {
+		it := &d.fifo[d.head]
+		d.head++
+		delete(d.recent, it.h)
+		d.old.insert(fingerprint(&it.h))
+		if d.old.n == 1 || it.arrival < d.oldMin {
+			d.oldMin = it.arrival
 		}
 	}
-	s.compactFIFO()
+	d.compactFIFO()
 }
 
-func (s *Shard) compactFIFO() {
-	if s.dedupHead > 1024 && s.dedupHead*2 > len(s.dedupFIFO) {
-		n := copy(s.dedupFIFO, s.dedupFIFO[s.dedupHead:])
-		s.dedupFIFO = s.dedupFIFO[:n]
-		if cap(s.dedupFIFO) > 4*n+1024 {
-			s.dedupFIFO = append([]dedupItem(nil), s.dedupFIFO...)
+func (d *dedupSet) compactFIFO() {
+	if d.head > 1024 && d.head*2 > len(d.fifo) {
+		n := copy(d.fifo, d.fifo[d.head:])
+		d.fifo = d.fifo[:n]
+		if cap(d.fifo) > 4*n+1024 {
+			d.fifo = append([]dedupItem(nil), d.fifo...)
 		}
-		s.dedupHead = 0
+		d.head = 0
 	}
 }
 
-// expireDedup collects in dedupExpired the entries older than the TTL:
+// expire collects in d.expired the entries that arrived before cutoff:
 // old-tier ones first (a scan of the expiry index, before the recent ones
 // leave the map), then the recent ones (FIFO walk).
-func (s *Shard) expireDedup() error {
-	cutoff := s.maxArrival - s.cfg.DedupTTL.Milliseconds()
-	if s.dedupOld.n > 0 && s.dedupOldMin < cutoff {
-		lower := checkpoint.ExpiryPrefix(s.id)
-		if s.dedupOldMin > 0 {
-			lower = checkpoint.ExpiryBound(s.id, s.dedupOldMin)
+func (d *dedupSet) expire(cutoff int64) error {
+	if d.old.n > 0 && d.oldMin < cutoff {
+		lower := checkpoint.ExpiryPrefix(d.shard)
+		if d.oldMin > 0 {
+			lower = checkpoint.ExpiryBound(d.shard, d.oldMin)
 		}
-		upper := checkpoint.ExpiryBound(s.id, max(cutoff, 0))
-		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		upper := checkpoint.ExpiryBound(d.shard, max(cutoff, 0))
+		it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 		if err != nil {
 			return err
 		}
-		xp := len(checkpoint.ExpiryPrefix(s.id))
+		xp := len(checkpoint.ExpiryPrefix(d.shard))
 		for it.First(); it.Valid(); it.Next() {
 			k := it.Key()
 			if len(k) != xp+24 {
 				_ = it.Close()
 				return fmt.Errorf("dedup expiry key %x: %w", k, checkpoint.ErrCorrupt)
 			}
-			var d dedupItem
-			d.arrival = int64(binary.BigEndian.Uint64(k[xp : xp+8]))
-			copy(d.h[:], k[xp+8:])
-			if _, recent := s.dedup[d.h]; recent {
+			var x dedupItem
+			x.arrival = int64(binary.BigEndian.Uint64(k[xp : xp+8]))
+			copy(x.h[:], k[xp+8:])
+			if _, recent := d.recent[x.h]; recent {
 				continue // expires (or not) with the FIFO walk
 			}
-			s.dedupOld.remove(fingerprint(&d.h))
-			s.dedupExpired = append(s.dedupExpired, d)
+			d.old.remove(fingerprint(&x.h))
+			d.expired = append(d.expired, x)
 		}
 		if err := it.Close(); err != nil {
 			return err
 		}
-		s.dedupOldMin = cutoff
+		d.oldMin = cutoff
 	}
-	n := s.dedupHead
-	for n < len(s.dedupFIFO) && s.dedupFIFO[n].arrival < cutoff {
-		d := s.dedupFIFO[n]
-		delete(s.dedup, d.h)
-		s.dedupExpired = append(s.dedupExpired, d)
+	n := d.head
+	for n < len(d.fifo) && d.fifo[n].arrival < cutoff {
+		x := d.fifo[n]
+		delete(d.recent, x.h)
+		d.expired = append(d.expired, x)
 		n++
 	}
-	s.dedupHead = n
-	s.compactFIFO()
+	d.head = n
+	d.compactFIFO()
 	return nil
 }

@@ -1,13 +1,22 @@
 // Package processor is the heart of the flow: per Kinesis shard, it decodes
 // records, drops duplicates, accumulates runs, turns committed runs into
 // edges, collapses them in tumbling windows, makes window state, run state,
-// position and outbox durable in one synced Pebble batch per barrier, drains
-// the outbox to a [sink.Writer], and tells KCL how far it may checkpoint.
+// dedup keys, position and outbox durable in one synced Pebble batch per
+// barrier, drains the outbox to a [sink.Writer], and tells KCL how far it
+// may checkpoint.
 //
 // [Shard] is one shard's pipeline, driven from one goroutine (KCL's
-// ProcessRecords goroutine, or a test); [Worker] wires shards to KCL.
+// ProcessRecords goroutine, or a test); it orchestrates the types that own
+// the shard's state and its Pebble keys: windowTable (open windows, seal
+// groups, their pins; windows.go), runTable (runs.go), dedupSet
+// (dedup.go), and the outbox entries it seals ([OutboxEntry], outbox.go).
+// A barrier (barrier.go) is a fixed sequence of their writeTo phases, one
+// commit, then their afterCommit. [Worker] wires shards to KCL.
 //
-// It owns the Pebble DB of the worker process and the KCL checkpoint. It
-// never writes to the graph except through sink.Writer, and never reads
-// the wall clock except through Config.Clock. See DESIGN.md, "Processor".
+// It owns the Pebble DB of the worker process ([OpenDB] gives it
+// window.Merger), the encoding of outbox entries and run state, and the
+// KCL checkpoint. It never writes to the graph except through
+// sink.Writer, never reads the environment, and in the shard pipeline
+// never reads the wall clock except through [PipelineConfig.Clock]. See
+// DESIGN.md, "Processor".
 package processor

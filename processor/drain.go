@@ -110,7 +110,7 @@ func (d *drainer) waitSpace(ctx context.Context, cap int) error {
 	if d.pending() < cap {
 		return nil
 	}
-	d.blockNs.Store(time.Now().UnixNano())
+	d.blockNs.Store(d.s.cfg.Clock().UnixNano())
 	d.s.st.backpressured.Add(1)
 	defer func() {
 		if d.blockNs.Swap(0) != 0 {
@@ -143,7 +143,7 @@ func (d *drainer) blocked() (bool, time.Duration) {
 	if ns == 0 {
 		return false, 0
 	}
-	return true, time.Since(time.Unix(0, ns))
+	return true, d.s.cfg.Clock().Sub(time.Unix(0, ns))
 }
 
 func (d *drainer) run() {
@@ -221,7 +221,7 @@ func (d *drainer) sendOnce(key []byte, seq uint64) (err error) {
 	if err != nil {
 		return fmt.Errorf("read outbox entry: %w", err)
 	}
-	e, err := checkpoint.DecodeOutbox(v)
+	e, err := DecodeOutbox(v)
 	closer.Close()
 	if err != nil {
 		return fmt.Errorf("decode outbox entry: %w", err)

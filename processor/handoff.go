@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/lineageflow/lineageflow/checkpoint"
+	"github.com/lineageflow/lineageflow/internal/enc"
 )
 
 const handoffV1 = 1
@@ -13,20 +14,8 @@ const handoffV1 = 1
 // s/<shard>/r/), sorted by run id so the same state gives the same bytes.
 // Call it at shard end, after [Shard.Flush].
 func (s *Shard) HandoffState() []byte {
-	ids := make([]string, 0, len(s.runs))
-	for id := range s.runs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	dst := []byte{handoffV1}
-	dst = appendVarint(dst, int64(len(ids)))
-	var val []byte
-	for _, id := range ids {
-		val = appendRun(val[:0], s.runs[id])
-		dst = checkpoint.AppendString(dst, id)
-		dst = checkpoint.AppendString(dst, string(val))
-	}
-	s.st.RunsHandedOff.Add(int64(len(ids)))
+	dst, n := s.runs.handoffState()
+	s.st.RunsHandedOff.Add(int64(n))
 	return dst
 }
 
@@ -42,7 +31,36 @@ func (s *Shard) LoadHandoff(parent string, data []byte) (int, error) {
 	if s.started {
 		return 0, fmt.Errorf("processor: %s: handoff of %s loaded after the first record", s.id, parent)
 	}
-	rd := checkpoint.NewReader(data)
+	n, err := s.runs.loadHandoff(parent, data)
+	if err != nil {
+		return 0, err
+	}
+	s.st.RunsHandedIn.Add(int64(n))
+	return n, nil
+}
+
+// handoffState encodes every run of t, sorted by id, and their number.
+func (t *runTable) handoffState() ([]byte, int) {
+	ids := make([]string, 0, len(t.m))
+	for id := range t.m {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	dst := []byte{handoffV1}
+	dst = enc.AppendVarint(dst, int64(len(ids)))
+	var val []byte
+	for _, id := range ids {
+		val = appendRun(val[:0], t.m[id])
+		dst = enc.AppendString(dst, id)
+		dst = enc.AppendString(dst, string(val))
+	}
+	return dst, len(ids)
+}
+
+// loadHandoff adds the runs of parent's handoff to t, unpinned and dirty,
+// merging a run t holds already.
+func (t *runTable) loadHandoff(parent string, data []byte) (int, error) {
+	rd := enc.NewReader(data, checkpoint.ErrCorrupt)
 	if rd.Byte() != handoffV1 {
 		return 0, fmt.Errorf("processor: handoff of %s: %w", parent, checkpoint.ErrCorrupt)
 	}
@@ -56,7 +74,7 @@ func (s *Shard) LoadHandoff(parent string, data []byte) (int, error) {
 		if rd.Err() != nil {
 			break
 		}
-		r, err := s.decodeRun(id, []byte(val))
+		r, err := t.decode(id, []byte(val))
 		if err != nil {
 			return 0, fmt.Errorf("processor: handoff of %s, run %q: %w", parent, id, err)
 		}
@@ -67,15 +85,14 @@ func (s *Shard) LoadHandoff(parent string, data []byte) (int, error) {
 	}
 	for _, r := range loaded {
 		r.handoff, r.pin = true, ""
-		if x := s.runs[r.id]; x != nil {
+		if x := t.m[r.id]; x != nil {
 			mergeRun(x, r)
 			r = x
 		} else {
-			s.runs[r.id] = r
+			t.m[r.id] = r
 		}
-		s.markDirty(r)
+		t.markDirty(r)
 	}
-	s.st.RunsHandedIn.Add(int64(len(loaded)))
 	return len(loaded), nil
 }
 

@@ -51,7 +51,7 @@ func newTestShard(t *testing.T, id string, db *pebble.DB, mem *sink.Memory, st *
 // openRuns counts the runs of s with no terminal event yet.
 func openRuns(s *Shard) int {
 	n := 0
-	for _, r := range s.runs {
+	for _, r := range s.runs.m {
 		if r.status == runOpen {
 			n++
 		}
@@ -197,7 +197,7 @@ func TestHandoffSplitMerge(t *testing.T) {
 				if err := c.s.Flush(ctx); err != nil {
 					t.Fatal(err)
 				}
-				for _, r := range c.s.runs {
+				for _, r := range c.s.runs.m {
 					if r.handoff && r.status == runOpen {
 						t.Errorf("handed-off run %s still open after the run timeout", r.id)
 					}
@@ -284,7 +284,7 @@ func TestHandoffResumeKeepsRuns(t *testing.T) {
 	if !c2.Resumed() {
 		t.Fatal("child did not resume from its local state")
 	}
-	if r := c2.runs["r1"]; r == nil || !r.handoff || r.status != runOpen {
+	if r := c2.runs.m["r1"]; r == nil || !r.handoff || r.status != runOpen {
 		t.Fatalf("run r1 after resume = %+v", r)
 	}
 	f.s = c2

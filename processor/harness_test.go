@@ -16,6 +16,7 @@ import (
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/testkit/leakcheck"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
@@ -117,9 +118,12 @@ type tWriter struct{ t testing.TB }
 
 func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
+// openMem opens a DB on fs and checks that the test leaves no goroutine
+// running (the outbox drains of its shards, Pebble's own).
 func openMem(t testing.TB, fs vfs.FS) *pebble.DB {
 	t.Helper()
-	db, err := checkpoint.Open("db", checkpoint.Options{FS: fs, Logger: testLogger(t), MemTableSize: 4 << 20})
+	leakcheck.Check(t)
+	db, err := OpenDB("db", checkpoint.Options{FS: fs, Logger: testLogger(t), MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,4 +140,4 @@ func (s *Shard) CheckpointNotWritten() { s.reported = "" }
 
 // OpenRuns returns how many runs the shard holds (open, or closed and not
 // yet expired).
-func (s *Shard) OpenRuns() int { return len(s.runs) }
+func (s *Shard) OpenRuns() int { return s.runs.len() }

@@ -69,7 +69,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 			// yet) hold the checkpoint back: to the record before the first
 			// of the oldest one.
 			wantCk := st.recs[len(st.recs)-1].Seq
-			for _, run := range s.runs {
+			for _, run := range s.runs.m {
 				if run.status == runOpen && checkpoint.CompareSeq(run.pin, wantCk) < 0 {
 					wantCk = run.pin
 				}

@@ -1,7 +1,9 @@
 package processor
 
 import (
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
+	"github.com/lineageflow/lineageflow/internal/enc"
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
@@ -39,14 +41,6 @@ type run struct {
 	handoff bool
 }
 
-func (s *Shard) refs(ds []lineage.Dataset) []dsRef {
-	out := make([]dsRef, len(ds))
-	for i, d := range ds {
-		out[i] = dsRef{d: d, id: s.datasetID(d)}
-	}
-	return out
-}
-
 func contains(rs []dsRef, id string) bool {
 	for i := range rs {
 		if rs[i].id == id {
@@ -56,20 +50,64 @@ func contains(rs []dsRef, id string) bool {
 	return false
 }
 
-// addAll appends the datasets of ds not yet in *rs.
-func (s *Shard) addAll(rs *[]dsRef, ds []lineage.Dataset) {
-	for _, d := range ds {
-		id := s.datasetID(d)
-		if !contains(*rs, id) {
-			*rs = append(*rs, dsRef{d: d, id: id})
-		}
+// runTable is a shard's run state: the runs by id, those changed and
+// those forgotten since the last barrier, their GC, and their
+// s/<shard>/r/ keys in the barrier batch. Open runs (but handed-off ones)
+// hold a pin each.
+type runTable struct {
+	shard string
+	pins  *checkpoint.Pins
+	ids   *vertexIDs
+	st    *Stats
+
+	m       map[string]*run
+	dirty   []*run
+	dropped []string
+	lastGC  int64
+
+	keyBuf []byte
+	valBuf []byte
+}
+
+func newRunTable(shard string, pins *checkpoint.Pins, ids *vertexIDs, st *Stats) *runTable {
+	return &runTable{shard: shard, pins: pins, ids: ids, st: st, m: map[string]*run{}}
+}
+
+func (t *runTable) len() int { return len(t.m) }
+
+// open returns run id, starting it (pinned at pin) if it is new.
+func (t *runTable) open(id string, job lineage.Job, pin string) *run {
+	r := t.m[id]
+	if r == nil {
+		r = &run{id: id, status: runOpen, job: job, jobID: t.ids.job(job), pin: pin}
+		t.m[id] = r
+		t.pins.Add(r.pin)
+	}
+	return r
+}
+
+func (t *runTable) markDirty(r *run) {
+	if !r.dirty {
+		r.dirty = true
+		t.dirty = append(t.dirty, r)
 	}
 }
 
-func (s *Shard) markDirty(r *run) {
-	if !r.dirty {
-		r.dirty = true
-		s.dirtyRuns = append(s.dirtyRuns, r)
+// release releases the pin of an open run that ends or expires (a run
+// handed off by a parent shard holds none).
+func (t *runTable) release(r *run) {
+	if !r.handoff {
+		t.pins.Release(r.pin)
+	}
+}
+
+// addAll appends the datasets of ds not yet in *rs.
+func (t *runTable) addAll(rs *[]dsRef, ds []lineage.Dataset) {
+	for _, d := range ds {
+		id := t.ids.dataset(d)
+		if !contains(*rs, id) {
+			*rs = append(*rs, dsRef{d: d, id: id})
+		}
 	}
 }
 
@@ -77,14 +115,9 @@ func (s *Shard) markDirty(r *run) {
 // makes true.
 func (s *Shard) runEvent(bucket, arrival int64) {
 	ev := &s.ev
-	r := s.runs[ev.RunID]
-	if r == nil {
-		r = &run{id: ev.RunID, status: runOpen, job: ev.Job, jobID: s.jobID(ev.Job), pin: s.prevFull}
-		s.runs[ev.RunID] = r
-		s.pins.Add(r.pin)
-	}
+	r := s.runs.open(ev.RunID, ev.Job, s.prevFull)
 	r.lastArrival = arrival
-	s.markDirty(r)
+	s.runs.markDirty(r)
 	if r.status == runClosed {
 		return
 	}
@@ -93,8 +126,8 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 		pin = s.prevFull
 	}
 	oldIn, oldOut := len(r.inputs), len(r.outputs)
-	s.addAll(&r.inputs, ev.Inputs)
-	s.addAll(&r.outputs, ev.Outputs)
+	s.runs.addAll(&r.inputs, ev.Inputs)
+	s.runs.addAll(&r.outputs, ev.Outputs)
 
 	t := ev.Time.UnixMilli()
 	stamps := ev.Type == lineage.TypeComplete || s.cfg.Policy == PolicyAny
@@ -102,14 +135,14 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 		if s.cfg.Policy == PolicyStrict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort) {
 			r.status = runClosed
 			r.inputs, r.outputs = nil, nil
-			s.releaseRun(r)
+			s.runs.release(r)
 			return
 		}
 		if !stamps {
 			return
 		}
 		r.status = runCommitted
-		s.releaseRun(r)
+		s.runs.release(r)
 	}
 	changed := false
 	if stamps {
@@ -126,75 +159,21 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 	}
 	e := emission{bucket: bucket, pin: pin, job: r.job, jobID: r.jobID, first: r.minC, last: r.maxC, runID: r.id}
 	if changed {
-		s.emit(&e, r.inputs, r.outputs, 0, 0)
+		s.windows.emit(&e, r.inputs, r.outputs, 0, 0)
 	} else {
-		s.emit(&e, r.inputs, r.outputs, oldIn, oldOut)
+		s.windows.emit(&e, r.inputs, r.outputs, oldIn, oldOut)
 	}
 }
 
-// releaseRun releases the pin of an open run that ends or expires (a run
-// handed off by a parent shard holds none).
-func (s *Shard) releaseRun(r *run) {
-	if !r.handoff {
-		s.pins.Release(r.pin)
-	}
-}
-
-// emission is one stamping of a set of edges into one window.
-type emission struct {
-	bucket      int64
-	pin         string
-	job         lineage.Job
-	jobID       string
-	first, last int64
-	runID       string
-}
-
-// emit adds to the window the edges of (ins, outs) that involve an input
-// at index >= newIn or an output at index >= newOut (0, 0: all of them):
-// I -INPUT_TO-> J, J -OUTPUTS-> O, I -DERIVES-> O (I != O), and their
-// endpoint vertices.
-func (s *Shard) emit(e *emission, ins, outs []dsRef, newIn, newOut int) {
-	if newIn >= len(ins) && newOut >= len(outs) {
+// expire forgets runs with no event for timeout (Unix ms of arrival time,
+// up to maxArrival); open ones are counted as expired.
+func (t *runTable) expire(maxArrival, timeout int64) {
+	if maxArrival-t.lastGC < timeout/64 && t.lastGC != 0 {
 		return
 	}
-	s.touchBucket(e.bucket, e.pin)
-	t := s.tab
-	jv := lineage.Vertex{ID: e.jobID, Label: lineage.LabelJob, Namespace: e.job.Namespace, Name: e.job.Name}
-	t.AddVertex(e.bucket, jv)
-	for i := range ins {
-		in := &ins[i]
-		if i >= newIn {
-			t.AddVertex(e.bucket, lineage.Vertex{ID: in.id, Label: lineage.LabelDataset, Namespace: in.d.Namespace, Name: in.d.Name})
-			t.AddEdge(e.bucket, lineage.EdgeInputTo, in.id, e.jobID, e.first, e.last, e.runID)
-		}
-	}
-	for j := range outs {
-		out := &outs[j]
-		if j >= newOut {
-			t.AddVertex(e.bucket, lineage.Vertex{ID: out.id, Label: lineage.LabelDataset, Namespace: out.d.Namespace, Name: out.d.Name})
-			t.AddEdge(e.bucket, lineage.EdgeOutputs, e.jobID, out.id, e.first, e.last, e.runID)
-		}
-	}
-	for i := range ins {
-		for j := range outs {
-			if (i >= newIn || j >= newOut) && ins[i].id != outs[j].id {
-				t.AddEdge(e.bucket, lineage.EdgeDerives, ins[i].id, outs[j].id, e.first, e.last, e.runID)
-			}
-		}
-	}
-}
-
-// expireRuns forgets runs with no event for RunTimeout (arrival time);
-// open ones are counted as expired.
-func (s *Shard) expireRuns() {
-	timeout := s.cfg.RunTimeout.Milliseconds()
-	if s.maxArrival-s.lastRunGC < timeout/64 && s.lastRunGC != 0 {
-		return
-	}
-	s.lastRunGC = s.maxArrival
-	for id, r := range s.runs {
-		if s.maxArrival-r.lastArrival <= timeout {
+	t.lastGC = maxArrival
+	for id, r := range t.m {
+		if maxArrival-r.lastArrival <= timeout {
 			continue
 		}
 		if r.status == runOpen {
@@ -202,16 +181,53 @@ func (s *Shard) expireRuns() {
 			// expires on every child its events do not reach (normal
 			// after a split): counted apart from runs that never ended.
 			if r.handoff {
-				s.st.HandoffRunsExpired.Add(1)
+				t.st.HandoffRunsExpired.Add(1)
 			} else {
-				s.st.RunsExpired.Add(1)
+				t.st.RunsExpired.Add(1)
 			}
-			s.releaseRun(r)
+			t.release(r)
 		}
-		delete(s.runs, id)
+		delete(t.m, id)
 		r.dirty = true // never re-written
-		s.dropRuns = append(s.dropRuns, id)
+		t.dropped = append(t.dropped, id)
 	}
+}
+
+// writeTo adds to batch the deletion of the runs forgotten and the state
+// of the runs changed since the last barrier.
+func (t *runTable) writeTo(batch *pebble.Batch) {
+	for _, id := range t.dropped {
+		t.keyBuf = checkpoint.AppendRunKey(t.keyBuf[:0], t.shard, id)
+		_ = batch.Delete(t.keyBuf, nil)
+	}
+	for _, r := range t.dirty {
+		r.dirty = false
+		if t.m[r.id] != r {
+			continue
+		}
+		t.valBuf = appendRun(t.valBuf[:0], r)
+		t.keyBuf = checkpoint.AppendRunKey(t.keyBuf[:0], t.shard, r.id)
+		_ = batch.Set(t.keyBuf, t.valBuf, nil)
+	}
+}
+
+// afterCommit forgets what the barrier made durable.
+func (t *runTable) afterCommit() {
+	t.dirty = t.dirty[:0]
+	t.dropped = t.dropped[:0]
+}
+
+// load restores run id from its s/<shard>/r/ value (resume).
+func (t *runTable) load(id string, v []byte) error {
+	r, err := t.decode(id, v)
+	if err != nil {
+		return err
+	}
+	t.m[id] = r
+	if r.status == runOpen && !r.handoff {
+		t.pins.Add(r.pin)
+	}
+	return nil
 }
 
 // Run value versions: 1 a run of this shard, 2 a run handed off by a parent
@@ -227,29 +243,25 @@ func appendRun(dst []byte, r *run) []byte {
 		ver = runV1Handoff
 	}
 	dst = append(dst, ver, byte(r.status))
-	dst = checkpoint.AppendString(dst, r.job.Namespace)
-	dst = checkpoint.AppendString(dst, r.job.Name)
-	if r.hasC {
-		dst = append(dst, 1)
-	} else {
-		dst = append(dst, 0)
-	}
-	dst = appendVarint(dst, r.minC)
-	dst = appendVarint(dst, r.maxC)
-	dst = checkpoint.AppendString(dst, r.pin)
-	dst = appendVarint(dst, r.lastArrival)
+	dst = enc.AppendString(dst, r.job.Namespace)
+	dst = enc.AppendString(dst, r.job.Name)
+	dst = enc.AppendBool(dst, r.hasC)
+	dst = enc.AppendVarint(dst, r.minC)
+	dst = enc.AppendVarint(dst, r.maxC)
+	dst = enc.AppendString(dst, r.pin)
+	dst = enc.AppendVarint(dst, r.lastArrival)
 	for _, set := range [][]dsRef{r.inputs, r.outputs} {
-		dst = appendVarint(dst, int64(len(set)))
+		dst = enc.AppendVarint(dst, int64(len(set)))
 		for _, d := range set {
-			dst = checkpoint.AppendString(dst, d.d.Namespace)
-			dst = checkpoint.AppendString(dst, d.d.Name)
+			dst = enc.AppendString(dst, d.d.Namespace)
+			dst = enc.AppendString(dst, d.d.Name)
 		}
 	}
 	return dst
 }
 
-func (s *Shard) decodeRun(id string, b []byte) (*run, error) {
-	rd := checkpoint.NewReader(b)
+func (t *runTable) decode(id string, b []byte) (*run, error) {
+	rd := enc.NewReader(b, checkpoint.ErrCorrupt)
 	ver := rd.Byte()
 	if ver != runV1 && ver != runV1Handoff {
 		return nil, checkpoint.ErrCorrupt
@@ -259,7 +271,7 @@ func (s *Shard) decodeRun(id string, b []byte) (*run, error) {
 		return nil, checkpoint.ErrCorrupt
 	}
 	r.job = lineage.Job{Namespace: rd.String(), Name: rd.String()}
-	r.jobID = s.jobID(r.job)
+	r.jobID = t.ids.job(r.job)
 	r.hasC = rd.Byte() == 1
 	r.minC, r.maxC = rd.Varint(), rd.Varint()
 	r.pin = rd.String()
@@ -272,7 +284,7 @@ func (s *Shard) decodeRun(id string, b []byte) (*run, error) {
 		set := make([]dsRef, 0, n)
 		for i := int64(0); i < n; i++ {
 			d := lineage.Dataset{Namespace: rd.String(), Name: rd.String()}
-			set = append(set, dsRef{d: d, id: s.datasetID(d)})
+			set = append(set, dsRef{d: d, id: t.ids.dataset(d)})
 		}
 		if k == 0 {
 			r.inputs = set

@@ -34,38 +34,23 @@ type Record struct {
 // ProcessRecords goroutine); the outbox drain runs in a goroutine of its
 // own that [Shard.Close] and [Shard.Abandon] stop.
 type Shard struct {
-	id   string
-	cfg  PipelineConfig
-	db   *pebble.DB
-	log  *slog.Logger
-	st   *Stats
-	dec  lineage.Decoder
-	ev   lineage.Event
-	wm   *window.Watermark
-	tab  *window.Table
-	pins *checkpoint.Pins
+	id  string
+	cfg PipelineConfig
+	db  *pebble.DB
+	log *slog.Logger
+	st  *Stats
+	dec lineage.Decoder
+	ev  lineage.Event
+	wm  *window.Watermark
+	ids *vertexIDs
 
-	buckets map[int64]*bucketState // open window buckets (in memory or in Pebble)
-	groups  []sealGroup            // sealed windows whose outbox entries are not all acked
-
-	runs      map[string]*run
-	dirtyRuns []*run
-	dropRuns  []string
-	lastRunGC int64
-
-	// Dedup set: see dedup.go.
-	dedup        map[[16]byte]struct{} // recent tier, exact
-	dedupFIFO    []dedupItem           // recent tier in insertion order (arrival order, mostly) from dedupHead
-	dedupHead    int
-	dedupOld     fpTable // old tier: fingerprints of hashes durable in Pebble
-	dedupOldMin  int64   // no old-tier entry arrived before this
-	dedupNew     []dedupItem
-	dedupExpired []dedupItem
-
-	dead []deadLetter
-
-	dsIDs  map[lineage.Dataset]string
-	jobIDs map[lineage.Job]string
+	// What holds the checkpoint back, and the state behind each pin.
+	pins    *checkpoint.Pins
+	windows *windowTable // open windows and sealed ones not acknowledged
+	runs    *runTable
+	dedup   *dedupSet
+	dead    deadLetters
+	drain   *drainer
 
 	resume     checkpoint.Pos // skip records <= resume (set when resumed from Pebble)
 	last       checkpoint.Pos // last processed record
@@ -79,33 +64,26 @@ type Shard struct {
 	resumed     bool // Start resumed from Pebble
 	started     bool // a record was processed
 	lastBarrier time.Time
-	drain       *drainer
 	failed      error // a barrier failed: the shard must be abandoned
-	keyBuf      []byte
 	valBuf      []byte
 }
 
-type bucketState struct {
-	pin    string
-	dirty  bool // pin changed since the last barrier
-	stored bool // Pebble may hold window entries of the bucket
-	meta   bool // Pebble may hold the bucket's pin key
-}
-
-type sealGroup struct {
-	last uint64 // last outbox sequence of the sealed window
-	pin  string
-}
-
-type dedupItem struct {
-	h       [16]byte
-	arrival int64
-}
+// deadLetters are the records refused since the last barrier, written in
+// its batch.
+type deadLetters []deadLetter
 
 type deadLetter struct {
 	key []byte
 	val []byte
 }
+
+func (d deadLetters) writeTo(batch *pebble.Batch) {
+	for _, x := range d {
+		_ = batch.Set(x.key, x.val, nil)
+	}
+}
+
+func (d *deadLetters) afterCommit() { *d = (*d)[:0] }
 
 // ErrShardFailed is returned by every call after a barrier failed: the
 // shard's in-memory state no longer matches Pebble, and the shard must be
@@ -119,19 +97,19 @@ func NewShard(id string, db *pebble.DB, w sink.Writer, cfg PipelineConfig) (*Sha
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	log := cfg.Logger.With("shard", id)
+	pins := checkpoint.NewPins()
+	ids := newVertexIDs()
 	s := &Shard{
-		id: id, cfg: cfg, db: db, st: cfg.Stats,
-		log:  cfg.Logger.With("shard", id),
-		dec:  lineage.Decoder{MaxBytes: cfg.MaxRecordBytes},
-		wm:   window.NewWatermark(cfg.Window),
-		tab:  window.NewTable(),
-		pins: checkpoint.NewPins(),
+		id: id, cfg: cfg, db: db, st: cfg.Stats, log: log,
+		dec: lineage.Decoder{MaxBytes: cfg.MaxRecordBytes},
+		wm:  window.NewWatermark(cfg.Window),
+		ids: ids,
 
-		buckets: map[int64]*bucketState{},
-		runs:    map[string]*run{},
-		dedup:   map[[16]byte]struct{}{},
-		dsIDs:   map[lineage.Dataset]string{},
-		jobIDs:  map[lineage.Job]string{},
+		pins:    pins,
+		windows: newWindowTable(id, db, pins),
+		runs:    newRunTable(id, pins, ids, cfg.Stats),
+		dedup:   newDedupSet(id, db, cfg.Stats, log),
 	}
 	s.drain = newDrainer(s, w)
 	return s, nil
@@ -162,7 +140,7 @@ func (s *Shard) Start(ctx context.Context, kclCheckpoint string) (err error) {
 		s.reported = kclCheckpoint
 		s.resumed = true
 		s.log.Info("resumed from local state", "kcl_checkpoint", kclCheckpoint, "local_position", pos.Last.Seq,
-			"open_runs", len(s.runs), "open_windows", len(s.buckets), "outbox", len(s.drain.snapshotQueue()))
+			"open_runs", s.runs.len(), "open_windows", len(s.windows.buckets), "outbox", len(s.drain.snapshotQueue()))
 	} else {
 		if err := s.discardLocal(); err != nil {
 			return err
@@ -209,7 +187,7 @@ func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) (err 
 			}
 		}
 		s.record(r)
-		if s.tab.Len() >= s.cfg.MaxOpenKeys {
+		if s.windows.full(s.cfg.MaxOpenKeys) {
 			boundary := i == len(recs)-1 || recs[i+1].Seq != r.Seq
 			if err := s.barrier(ctx, false, boundary); err != nil {
 				return err
@@ -219,7 +197,7 @@ func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) (err 
 	if caughtUp {
 		s.wm.Idle(s.cfg.Clock())
 	}
-	if s.sealDue() || s.cfg.Clock().Sub(s.lastBarrier) >= s.cfg.BarrierInterval || len(s.dead) > 1024 {
+	if s.windows.sealDue(s.wm) || s.cfg.Clock().Sub(s.lastBarrier) >= s.cfg.BarrierInterval || len(s.dead) > 1024 {
 		return s.barrier(ctx, false, true)
 	}
 	return nil
@@ -248,18 +226,9 @@ func (s *Shard) Flush(ctx context.Context) (err error) {
 // whether it advanced since the last call: every record at or before it is
 // in an acknowledged window, and no open run started at or before it.
 func (s *Shard) Checkpoint() (string, bool) {
-	acked := s.drain.ackedBelow()
-	n := 0
-	for _, g := range s.groups {
-		if g.last >= acked {
-			break
-		}
-		s.pins.Release(g.pin)
-		n++
-	}
-	s.groups = s.groups[n:]
+	s.windows.releaseAcked(s.drain.ackedBelow())
 	safe := s.pins.Safe(s.durable)
-	if breakEarlyCheckpoint {
+	if s.cfg.UnsafeBreak == UnsafeBreakEarlyCheckpoint {
 		safe = s.durable // fault injection: ignore what the sink has not acknowledged
 	}
 	if safe == "" || checkpoint.CompareSeq(safe, s.reported) <= 0 {
@@ -311,11 +280,11 @@ func (s *Shard) record(r *Record) {
 	sum := sha256.Sum256(r.Data)
 	var h [16]byte
 	copy(h[:], sum[:16])
-	if s.seen(&h) {
+	if s.dedup.seen(&h) {
 		s.st.Duplicates.Add(1)
 		return
 	}
-	s.addSeen(h, arrival)
+	s.dedup.add(h, arrival)
 	s.st.Events.Add(1)
 
 	ts := arrival
@@ -332,14 +301,14 @@ func (s *Shard) record(r *Record) {
 	switch ev.Kind {
 	case lineage.KindDataset:
 		for _, d := range ev.Datasets {
-			s.addVertex(bucket, s.prevFull, lineage.Vertex{ID: s.datasetID(d), Label: lineage.LabelDataset, Namespace: d.Namespace, Name: d.Name})
+			s.windows.addVertex(bucket, s.prevFull, lineage.Vertex{ID: s.ids.dataset(d), Label: lineage.LabelDataset, Namespace: d.Namespace, Name: d.Name})
 		}
 	case lineage.KindJob:
 		t := ev.Time.UnixMilli()
-		e := emission{bucket: bucket, pin: s.prevFull, job: ev.Job, jobID: s.jobID(ev.Job), first: t, last: t}
-		ins := s.refs(ev.Inputs)
-		outs := s.refs(ev.Outputs)
-		s.emit(&e, ins, outs, 0, 0)
+		e := emission{bucket: bucket, pin: s.prevFull, job: ev.Job, jobID: s.ids.job(ev.Job), first: t, last: t}
+		ins := s.ids.refs(ev.Inputs)
+		outs := s.ids.refs(ev.Outputs)
+		s.windows.emit(&e, ins, outs, 0, 0)
 	case lineage.KindRun:
 		s.runEvent(bucket, arrival)
 	}
@@ -359,54 +328,6 @@ func (s *Shard) deadLetter(r *Record, err error) {
 	d := checkpoint.DeadLetter{Shard: s.id, Seq: r.Seq, Sub: r.Sub, Arrival: r.Arrival.UTC(), Reason: string(reason),
 		Field: field, Message: msg, Size: len(r.Data), Raw: raw}
 	s.dead = append(s.dead, deadLetter{key: checkpoint.DLQKey(s.id, r.Seq, r.Sub), val: checkpoint.MarshalDeadLetter(&d)})
-}
-
-func (s *Shard) datasetID(d lineage.Dataset) string { return memoID(s.dsIDs, d, lineage.DatasetID) }
-
-func (s *Shard) jobID(j lineage.Job) string { return memoID(s.jobIDs, j, lineage.JobID) }
-
-// memoID returns the vertex id of k from memo, computing and remembering it
-// on a miss; the memo is emptied beyond 1M names so it stays bounded.
-func memoID[K comparable](memo map[K]string, k K, id func(K) string) string {
-	if v, ok := memo[k]; ok {
-		return v
-	}
-	if len(memo) > 1<<20 {
-		clear(memo)
-	}
-	v := id(k)
-	memo[k] = v
-	return v
-}
-
-// touchBucket opens bucket (or lowers its pin) for a contribution whose
-// replay must start after pin.
-func (s *Shard) touchBucket(bucket int64, pin string) {
-	b, ok := s.buckets[bucket]
-	if !ok {
-		s.buckets[bucket] = &bucketState{pin: pin, dirty: true}
-		s.pins.Add(pin)
-		return
-	}
-	if checkpoint.CompareSeq(pin, b.pin) < 0 {
-		s.pins.Release(b.pin)
-		s.pins.Add(pin)
-		b.pin, b.dirty = pin, true
-	}
-}
-
-func (s *Shard) addVertex(bucket int64, pin string, v lineage.Vertex) {
-	s.touchBucket(bucket, pin)
-	s.tab.AddVertex(bucket, v)
-}
-
-func (s *Shard) sealDue() bool {
-	for b := range s.buckets {
-		if s.wm.Sealed(b) {
-			return true
-		}
-	}
-	return false
 }
 
 // recoverFatal turns a fatal Pebble error (a panic, see

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/testkit/leakcheck"
 )
 
 // workload is a seeded set of batches, as windows of several shards would
@@ -175,58 +175,5 @@ func (w tWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// checkNoLeaks fails t if goroutines started during the test are still
-// running once it ends (waiting up to 5 s for them to wind down).
-// Goroutines whose stack contains one of the except substrings are not
-// counted (known leaks inside dependencies, named where they are used).
-func checkNoLeaks(t testing.TB, except ...string) {
-	before := countGoroutines(except)
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			n := countGoroutines(except)
-			if n <= before {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("%d goroutines leaked (before %d, after %d):\n%s", n-before, before, n, buf)
-				return
-			}
-			runtime.Gosched()
-			time.Sleep(10 * time.Millisecond) // polling for exit, not synchronising
-		}
-	})
-}
-
-// countGoroutines counts the running goroutines, less those whose stack
-// holds one of except.
-func countGoroutines(except []string) int {
-	if len(except) == 0 {
-		return runtime.NumGoroutine()
-	}
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	count := 0
-next:
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.TrimSpace(g) == "" {
-			continue
-		}
-		for _, e := range except {
-			if strings.Contains(g, e) {
-				continue next
-			}
-		}
-		count++
-	}
-	return count
-}
+// checkNoLeaks is [leakcheck.Check].
+func checkNoLeaks(t testing.TB, except ...string) { leakcheck.Check(t, except...) }

@@ -156,7 +156,7 @@ func (w *Worker) Stats() *processor.Stats { return w.cfg.Pipeline.Stats }
 // (graceful shutdown: shards seal their windows, drain within
 // ShutdownGrace and checkpoint) or a shard hits a fatal error (returned).
 func (w *Worker) Run(ctx context.Context) error {
-	db, err := checkpoint.Open(w.cfg.DataDir, checkpoint.Options{Logger: w.log})
+	db, err := processor.OpenDB(w.cfg.DataDir, checkpoint.Options{Logger: w.log})
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,12 @@
 package window
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/lineageflow/lineageflow/internal/enc"
 )
 
 // ErrCorrupt is returned for a window value that does not decode.
@@ -18,74 +18,37 @@ var ErrCorrupt = errors.New("window: corrupt value")
 // length-prefixed namespace and name.
 func AppendEntry(dst []byte, e *Entry) []byte {
 	dst = append(dst, byte(e.Kind))
-	dst = appendString(dst, e.Label)
-	dst = appendString(dst, e.Out)
-	dst = appendString(dst, e.In)
+	dst = enc.AppendString(dst, e.Label)
+	dst = enc.AppendString(dst, e.Out)
+	dst = enc.AppendString(dst, e.In)
 	if e.Kind == KindEdge {
-		dst = binary.AppendVarint(dst, e.First)
-		dst = binary.AppendVarint(dst, e.Last)
-		return appendString(dst, e.RunID)
+		dst = enc.AppendVarint(dst, e.First)
+		dst = enc.AppendVarint(dst, e.Last)
+		return enc.AppendString(dst, e.RunID)
 	}
-	dst = appendString(dst, e.Namespace)
-	return appendString(dst, e.Name)
+	dst = enc.AppendString(dst, e.Namespace)
+	return enc.AppendString(dst, e.Name)
 }
 
 // DecodeEntry decodes b (as written by [AppendEntry]) into e and returns
 // the remaining bytes. Strings are copied.
 func DecodeEntry(b []byte, e *Entry) ([]byte, error) {
-	if len(b) < 1 {
-		return nil, ErrCorrupt
-	}
-	*e = Entry{Kind: Kind(b[0])}
-	b = b[1:]
-	var ok bool
-	if e.Label, b, ok = readString(b); !ok {
-		return nil, ErrCorrupt
-	}
-	if e.Out, b, ok = readString(b); !ok {
-		return nil, ErrCorrupt
-	}
-	if e.In, b, ok = readString(b); !ok {
-		return nil, ErrCorrupt
-	}
-	switch e.Kind {
-	case KindEdge:
-		var n int
-		if e.First, n = binary.Varint(b); n <= 0 {
-			return nil, ErrCorrupt
-		}
-		b = b[n:]
-		if e.Last, n = binary.Varint(b); n <= 0 {
-			return nil, ErrCorrupt
-		}
-		b = b[n:]
-		if e.RunID, b, ok = readString(b); !ok {
-			return nil, ErrCorrupt
-		}
-	case KindVertex:
-		if e.Namespace, b, ok = readString(b); !ok {
-			return nil, ErrCorrupt
-		}
-		if e.Name, b, ok = readString(b); !ok {
-			return nil, ErrCorrupt
-		}
+	r := enc.NewReader(b, ErrCorrupt)
+	*e = Entry{Kind: Kind(r.Byte())}
+	e.Label, e.Out, e.In = r.String(), r.String(), r.String()
+	switch {
+	case !r.OK():
+	case e.Kind == KindEdge:
+		e.First, e.Last, e.RunID = r.Varint(), r.Varint(), r.String()
+	case e.Kind == KindVertex:
+		e.Namespace, e.Name = r.String(), r.String()
 	default:
-		return nil, fmt.Errorf("%w: kind %d", ErrCorrupt, b[0])
+		return nil, fmt.Errorf("%w: kind %d", ErrCorrupt, e.Kind)
 	}
-	return b, nil
-}
-
-func appendString(dst []byte, s string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
-}
-
-func readString(b []byte) (string, []byte, bool) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || uint64(len(b)-k) < n {
-		return "", nil, false
+	if err := r.Err(); err != nil {
+		return nil, err
 	}
-	return string(b[k : k+int(n)]), b[k+int(n):], true
+	return r.Rest(), nil
 }
 
 // MergerName is stored by Pebble in the DB; a DB written with another

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/cli"
+	"github.com/lineageflow/lineageflow/processor"
 )
 
 func init() {
@@ -29,7 +30,7 @@ func deadLetters(ctx context.Context, args []string) error {
 	if _, err := os.Stat(*dataDir); err != nil {
 		return fmt.Errorf("-data-dir: %w", err)
 	}
-	db, err := checkpoint.Open(*dataDir, checkpoint.Options{})
+	db, err := processor.OpenDB(*dataDir, checkpoint.Options{})
 	if err != nil {
 		return fmt.Errorf("%w (is a worker still running on it?)", err)
 	}

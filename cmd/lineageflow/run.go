@@ -57,6 +57,7 @@ func runWorker(ctx context.Context, args []string) error {
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		statsPeriod = fs.Duration("stats-every", 10*time.Second, "log the counters this often (0: never)")
 		httpAddr    = fs.String("http-addr", ":9090", "listen address of /metrics, /healthz and /readyz (empty: no HTTP server)")
+		unsafeBreak = fs.String("unsafe-break", "", "fault injection for the e2e fault matrix (make e2e -break), never for production: early-checkpoint checkpoints before the sink acknowledged, breaking exactly-once on purpose")
 		gopt        = gremlinFlags(fs)
 	)
 	fs.Usage = cli.Usage(fs, "lineageflow run [flags]", "Run one worker process: KCL reads the shards it leases, the processor windows lineage edges in Pebble and writes sealed windows to the sink.")
@@ -81,6 +82,7 @@ func runWorker(ctx context.Context, args []string) error {
 			Window:     window.Config{Size: *windowSize, Lateness: *lateness},
 			TimeSource: processor.TimeSource(*timeSource), Policy: processor.Policy(*policy),
 			RunTimeout: *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
+			UnsafeBreak: *unsafeBreak,
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,
 		MaxLeases: *maxLeases, IdleBetweenReads: *idleReads, MaxRecords: *maxRecords, ShutdownGrace: *grace,

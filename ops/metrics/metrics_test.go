@@ -86,7 +86,7 @@ func runPipeline(t *testing.T, mx *metrics.Exporter, st *processor.Stats) (expec
 	if injectedDup != exp.duplicates || exp.duplicates == 0 {
 		t.Fatalf("generator injected %d duplicates of valid records, byte-identical repeats: %d", injectedDup, exp.duplicates)
 	}
-	db, err := checkpoint.Open(t.TempDir(), checkpoint.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	db, err := processor.OpenDB(t.TempDir(), checkpoint.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

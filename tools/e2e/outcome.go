@@ -9,6 +9,7 @@ import (
 	"github.com/lineageflow/lineageflow/testkit/harness"
 	"github.com/lineageflow/lineageflow/verify"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
+	"github.com/lineageflow/lineageflow/window"
 )
 
 // outcome is one scenario's result line.
@@ -66,7 +67,7 @@ func countDeadLetters(procs []*harness.Proc) (int, error) {
 	}
 	sort.Strings(names)
 	for _, d := range names {
-		db, err := checkpoint.Open(d, checkpoint.Options{})
+		db, err := checkpoint.Open(d, checkpoint.Options{Merger: window.Merger})
 		if err != nil {
 			return 0, fmt.Errorf("dead letters of %s: %w", d, err)
 		}

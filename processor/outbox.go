@@ -1,0 +1,148 @@
+package processor
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/lineageflow/lineageflow/checkpoint"
+	"github.com/lineageflow/lineageflow/internal/enc"
+	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/sink"
+)
+
+// OutboxEntry is one outbox value (s/<shard>/o/<seq>): a chunk of a sealed
+// window, and the pin of the window it came from (so the pin survives a
+// restart). checkpoint keeps it as opaque bytes.
+type OutboxEntry struct {
+	Pin    string
+	Bucket int64
+	Batch  sink.Batch
+}
+
+// AppendOutbox encodes e (Batch.Key is not stored: it is derived from the key).
+func AppendOutbox(dst []byte, e *OutboxEntry) []byte {
+	dst = append(dst, 1)
+	dst = enc.AppendString(dst, e.Pin)
+	dst = enc.AppendVarint(dst, e.Bucket)
+	dst = enc.AppendUvarint(dst, uint64(len(e.Batch.Vertices)))
+	for _, v := range e.Batch.Vertices {
+		dst = enc.AppendString(dst, v.ID)
+		dst = enc.AppendString(dst, v.Label)
+		dst = enc.AppendString(dst, v.Namespace)
+		dst = enc.AppendString(dst, v.Name)
+	}
+	dst = enc.AppendUvarint(dst, uint64(len(e.Batch.Edges)))
+	for _, x := range e.Batch.Edges {
+		dst = enc.AppendString(dst, x.ID)
+		dst = enc.AppendString(dst, x.Label)
+		dst = enc.AppendString(dst, x.OutV)
+		dst = enc.AppendString(dst, x.InV)
+		dst = enc.AppendVarint(dst, x.FirstSeen)
+		dst = enc.AppendVarint(dst, x.LastSeen)
+		dst = enc.AppendString(dst, x.LastRunID)
+	}
+	return dst
+}
+
+// DecodeOutbox decodes an outbox value.
+func DecodeOutbox(b []byte) (OutboxEntry, error) {
+	var e OutboxEntry
+	r := enc.NewReader(b, checkpoint.ErrCorrupt)
+	if r.Byte() != 1 {
+		return e, fmt.Errorf("%w: outbox version", checkpoint.ErrCorrupt)
+	}
+	e.Pin = r.String()
+	e.Bucket = r.Varint()
+	n := r.Uvarint()
+	if n > uint64(len(b)) {
+		return e, checkpoint.ErrCorrupt
+	}
+	e.Batch.Vertices = make([]lineage.Vertex, 0, n)
+	for i := uint64(0); i < n && r.OK(); i++ {
+		e.Batch.Vertices = append(e.Batch.Vertices, lineage.Vertex{ID: r.String(), Label: r.String(), Namespace: r.String(), Name: r.String()})
+	}
+	n = r.Uvarint()
+	if n > uint64(len(b)) {
+		return e, checkpoint.ErrCorrupt
+	}
+	e.Batch.Edges = make([]lineage.Edge, 0, n)
+	for i := uint64(0); i < n && r.OK(); i++ {
+		e.Batch.Edges = append(e.Batch.Edges, lineage.Edge{ID: r.String(), Label: r.String(), OutV: r.String(), InV: r.String(),
+			FirstSeen: r.Varint(), LastSeen: r.Varint(), LastRunID: r.String()})
+	}
+	return e, r.Err()
+}
+
+// writeOutbox adds to batch the outbox entries of sealed window sw, one
+// per chunk, appends their sequences to out and returns their number.
+func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64) int {
+	n := 0
+	for _, b := range chunk(sw.edges, sw.vertices, s.cfg.ChunkRecords) {
+		seq := s.nextOutbox
+		s.nextOutbox++
+		entry := OutboxEntry{Pin: sw.pin, Bucket: sw.bucket, Batch: b}
+		s.valBuf = AppendOutbox(s.valBuf[:0], &entry)
+		_ = batch.Set(checkpoint.OutboxKey(s.id, seq), s.valBuf, nil)
+		*out = append(*out, seq)
+		s.st.EdgesEmitted.Add(int64(len(b.Edges)))
+		s.st.VerticesEmitted.Add(int64(len(b.Vertices)))
+		n++
+	}
+	return n
+}
+
+// chunk cuts a sealed window into batches of at most max records, each
+// edge in the same batch as its two endpoint vertices (mergeE needs them),
+// vertices first. Vertices no edge touches (DatasetEvents) come last.
+func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int) []sink.Batch {
+	sort.Slice(edges, func(i, j int) bool { return edges[i].ID < edges[j].ID })
+	var out []sink.Batch
+	var cur sink.Batch
+	in := map[string]bool{}
+	used := map[string]bool{}
+	flush := func() {
+		if len(cur.Vertices)+len(cur.Edges) > 0 {
+			out = append(out, cur)
+		}
+		cur = sink.Batch{}
+		clear(in)
+	}
+	for _, e := range edges {
+		need := 1
+		if !in[e.OutV] {
+			need++
+		}
+		if !in[e.InV] && e.InV != e.OutV {
+			need++
+		}
+		if len(cur.Vertices)+len(cur.Edges)+need > max {
+			flush()
+		}
+		for _, id := range []string{e.OutV, e.InV} {
+			if !in[id] {
+				if v, ok := vertices[id]; ok {
+					cur.Vertices = append(cur.Vertices, v)
+				}
+				in[id] = true
+				used[id] = true
+			}
+		}
+		cur.Edges = append(cur.Edges, e)
+	}
+	var rest []string
+	for id := range vertices {
+		if !used[id] {
+			rest = append(rest, id)
+		}
+	}
+	sort.Strings(rest)
+	for _, id := range rest {
+		if len(cur.Vertices)+len(cur.Edges)+1 > max {
+			flush()
+		}
+		cur.Vertices = append(cur.Vertices, vertices[id])
+	}
+	flush()
+	return out
+}

@@ -1,0 +1,314 @@
+package processor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/lineageflow/lineageflow/checkpoint"
+	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/window"
+)
+
+// windowTable is a shard's open windows: the in-memory deltas since the
+// last barrier ([window.Table]), the open buckets with their pins (what
+// Pebble may hold of each), and the sealed windows whose outbox entries
+// are not all acknowledged yet. It writes the s/<shard>/w/ and
+// s/<shard>/b/ keys of a barrier and folds a sealing window with what
+// Pebble holds; the shard writes the outbox entries.
+type windowTable struct {
+	shard string
+	db    *pebble.DB
+	pins  *checkpoint.Pins
+	tab   *window.Table
+
+	buckets map[int64]*bucketState // open window buckets (in memory or in Pebble)
+	groups  []sealGroup            // sealed windows whose outbox entries are not all acked
+
+	keyBuf []byte
+	valBuf []byte
+}
+
+type bucketState struct {
+	pin    string
+	dirty  bool // pin changed since the last barrier
+	stored bool // Pebble may hold window entries of the bucket
+	meta   bool // Pebble may hold the bucket's pin key
+}
+
+type sealGroup struct {
+	last uint64 // last outbox sequence of the sealed window
+	pin  string
+}
+
+func newWindowTable(shard string, db *pebble.DB, pins *checkpoint.Pins) *windowTable {
+	return &windowTable{shard: shard, db: db, pins: pins, tab: window.NewTable(), buckets: map[int64]*bucketState{}}
+}
+
+// touch opens bucket (or lowers its pin) for a contribution whose replay
+// must start after pin.
+func (w *windowTable) touch(bucket int64, pin string) {
+	b, ok := w.buckets[bucket]
+	if !ok {
+		w.buckets[bucket] = &bucketState{pin: pin, dirty: true}
+		w.pins.Add(pin)
+		return
+	}
+	if checkpoint.CompareSeq(pin, b.pin) < 0 {
+		w.pins.Release(b.pin)
+		w.pins.Add(pin)
+		b.pin, b.dirty = pin, true
+	}
+}
+
+func (w *windowTable) addVertex(bucket int64, pin string, v lineage.Vertex) {
+	w.touch(bucket, pin)
+	w.tab.AddVertex(bucket, v)
+}
+
+// emission is one stamping of a set of edges into one window.
+type emission struct {
+	bucket      int64
+	pin         string
+	job         lineage.Job
+	jobID       string
+	first, last int64
+	runID       string
+}
+
+// emit adds to the window the edges of (ins, outs) that involve an input
+// at index >= newIn or an output at index >= newOut (0, 0: all of them):
+// I -INPUT_TO-> J, J -OUTPUTS-> O, I -DERIVES-> O (I != O), and their
+// endpoint vertices.
+func (w *windowTable) emit(e *emission, ins, outs []dsRef, newIn, newOut int) {
+	if newIn >= len(ins) && newOut >= len(outs) {
+		return
+	}
+	w.touch(e.bucket, e.pin)
+	t := w.tab
+	jv := lineage.Vertex{ID: e.jobID, Label: lineage.LabelJob, Namespace: e.job.Namespace, Name: e.job.Name}
+	t.AddVertex(e.bucket, jv)
+	for i := range ins {
+		in := &ins[i]
+		if i >= newIn {
+			t.AddVertex(e.bucket, lineage.Vertex{ID: in.id, Label: lineage.LabelDataset, Namespace: in.d.Namespace, Name: in.d.Name})
+			t.AddEdge(e.bucket, lineage.EdgeInputTo, in.id, e.jobID, e.first, e.last, e.runID)
+		}
+	}
+	for j := range outs {
+		out := &outs[j]
+		if j >= newOut {
+			t.AddVertex(e.bucket, lineage.Vertex{ID: out.id, Label: lineage.LabelDataset, Namespace: out.d.Namespace, Name: out.d.Name})
+			t.AddEdge(e.bucket, lineage.EdgeOutputs, e.jobID, out.id, e.first, e.last, e.runID)
+		}
+	}
+	for i := range ins {
+		for j := range outs {
+			if (i >= newIn || j >= newOut) && ins[i].id != outs[j].id {
+				t.AddEdge(e.bucket, lineage.EdgeDerives, ins[i].id, outs[j].id, e.first, e.last, e.runID)
+			}
+		}
+	}
+}
+
+// full reports whether the in-memory deltas reached max keys.
+func (w *windowTable) full(max int) bool { return w.tab.Len() >= max }
+
+// sealDue reports whether the watermark has passed an open window.
+func (w *windowTable) sealDue(wm *window.Watermark) bool {
+	for b := range w.buckets {
+		if wm.Sealed(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// sealable returns, in order, the open windows to seal now: those the
+// watermark has passed, or all of them if all.
+func (w *windowTable) sealable(all bool, wm *window.Watermark) sealSet {
+	var sealing sealSet
+	for b := range w.buckets {
+		if all || wm.Sealed(b) {
+			sealing = append(sealing, b)
+		}
+	}
+	sort.Slice(sealing, func(i, j int) bool { return sealing[i] < sealing[j] })
+	return sealing
+}
+
+// sealSet is a sorted set of buckets being sealed.
+type sealSet []int64
+
+func (ss sealSet) has(b int64) bool {
+	i := sort.Search(len(ss), func(i int) bool { return ss[i] >= b })
+	return i < len(ss) && ss[i] == b
+}
+
+// sealFold holds the in-memory deltas of the windows being sealed: by
+// store key for a window Pebble holds entries of (stored), as a plain list
+// for one it holds nothing of (opened and sealed between two barriers, the
+// common case: no store keys, no iterator, no range deletion).
+type sealFold struct {
+	stored map[int64]map[[32]byte]window.Entry
+	mem    map[int64][]window.Entry
+}
+
+// writeDeltas adds to batch the deltas of the windows that stay open
+// (blind merges) and the pins of those whose pin changed, and returns the
+// deltas of the sealing ones.
+func (w *windowTable) writeDeltas(batch *pebble.Batch, sealing sealSet) sealFold {
+	f := sealFold{stored: map[int64]map[[32]byte]window.Entry{}, mem: map[int64][]window.Entry{}}
+	w.tab.Range(func(k window.Key, p window.Props) {
+		e := window.EntryOf(k, p)
+		if sealing.has(k.Bucket) {
+			if !w.buckets[k.Bucket].stored {
+				f.mem[k.Bucket] = append(f.mem[k.Bucket], e)
+				return
+			}
+			m := f.stored[k.Bucket]
+			if m == nil {
+				m = map[[32]byte]window.Entry{}
+				f.stored[k.Bucket] = m
+			}
+			m[k.StoreKey()] = e
+			return
+		}
+		sk := k.StoreKey()
+		w.keyBuf = checkpoint.AppendWindowKey(w.keyBuf[:0], w.shard, k.Bucket, &sk)
+		w.valBuf = window.AppendEntry(w.valBuf[:0], &e)
+		_ = batch.Merge(w.keyBuf, w.valBuf, nil)
+		w.buckets[k.Bucket].stored = true
+	})
+	for b, st := range w.buckets {
+		if st.dirty && !sealing.has(b) {
+			w.keyBuf = checkpoint.AppendBucketMetaKey(w.keyBuf[:0], w.shard, b)
+			_ = batch.Set(w.keyBuf, []byte(st.pin), nil)
+			st.meta = true
+		}
+	}
+	return f
+}
+
+// sealedWindow is the content of a window being sealed, and its pin.
+type sealedWindow struct {
+	bucket   int64
+	pin      string
+	edges    []lineage.Edge
+	vertices map[string]lineage.Vertex
+}
+
+// fold returns the content of sealing window bucket (what Pebble holds
+// folded with the in-memory deltas of f) and adds to batch the deletion
+// of its window entries and pin.
+func (w *windowTable) fold(batch *pebble.Batch, bucket int64, f sealFold) (sealedWindow, error) {
+	bs := w.buckets[bucket]
+	out := sealedWindow{bucket: bucket, pin: bs.pin, vertices: map[string]lineage.Vertex{}}
+	add := func(e *window.Entry) {
+		if e.Kind == window.KindVertex {
+			out.vertices[e.Out] = e.Vertex()
+		} else {
+			out.edges = append(out.edges, e.Edge())
+		}
+	}
+	if !bs.stored {
+		memOnly := f.mem[bucket]
+		out.edges = make([]lineage.Edge, 0, len(memOnly))
+		for i := range memOnly {
+			add(&memOnly[i])
+		}
+		if bs.meta {
+			w.keyBuf = checkpoint.AppendBucketMetaKey(w.keyBuf[:0], w.shard, bucket)
+			_ = batch.Delete(w.keyBuf, nil)
+		}
+		return out, nil
+	}
+	mem := f.stored[bucket]
+	prefix := checkpoint.BucketPrefix(w.shard, bucket)
+	it, err := w.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: checkpoint.PrefixEnd(prefix)})
+	if err != nil {
+		return out, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		var e window.Entry
+		if _, err := window.DecodeEntry(it.Value(), &e); err != nil {
+			_ = it.Close()
+			return out, fmt.Errorf("window entry %x: %w", it.Key(), err)
+		}
+		var sk [32]byte
+		copy(sk[:], it.Key()[len(prefix):])
+		if m, ok := mem[sk]; ok {
+			e.Merge(m)
+			delete(mem, sk)
+		}
+		add(&e)
+	}
+	if err := it.Close(); err != nil {
+		return out, err
+	}
+	for _, e := range mem {
+		add(&e)
+	}
+	_ = batch.DeleteRange(prefix, checkpoint.PrefixEnd(prefix), nil)
+	_ = batch.Delete(checkpoint.BucketMetaKey(w.shard, bucket), nil)
+	return out, nil
+}
+
+// sealed records that window sw went to the outbox: its pin now holds
+// until outbox entry last is acknowledged, or is released at once if the
+// window gave no entry.
+func (w *windowTable) sealed(sw *sealedWindow, entries int, last uint64) {
+	if entries > 0 {
+		w.groups = append(w.groups, sealGroup{last: last, pin: sw.pin})
+	} else {
+		w.pins.Release(sw.pin)
+	}
+}
+
+// afterCommit updates the in-memory view once the barrier is durable.
+func (w *windowTable) afterCommit(sealing sealSet) {
+	for _, b := range sealing {
+		delete(w.buckets, b)
+	}
+	for _, st := range w.buckets {
+		st.dirty = false
+	}
+	w.tab.Reset()
+}
+
+// releaseAcked releases the pins of the sealed windows all of whose
+// outbox entries are below acked (acknowledged).
+func (w *windowTable) releaseAcked(acked uint64) {
+	n := 0
+	for _, g := range w.groups {
+		if g.last >= acked {
+			break
+		}
+		w.pins.Release(g.pin)
+		n++
+	}
+	w.groups = w.groups[n:]
+}
+
+// loadPin restores an open bucket from its s/<shard>/b/ key (resume).
+func (w *windowTable) loadPin(k, v []byte) {
+	b := int64(binary.BigEndian.Uint64(k[len(checkpoint.BucketMetaPrefix(w.shard)):]))
+	w.buckets[b] = &bucketState{pin: string(v), stored: true, meta: true}
+	w.pins.Add(string(v))
+}
+
+// loadSealed restores a sealed window's outbox entry seq (resume).
+func (w *windowTable) loadSealed(seq uint64, pin string) {
+	w.groups = append(w.groups, sealGroup{last: seq, pin: pin})
+	w.pins.Add(pin)
+}
+
+// checkStored checks that the bucket of a window entry key has a pin
+// (both are written in the same batch).
+func (w *windowTable) checkStored(k []byte) error {
+	if _, ok := w.buckets[checkpoint.BucketFromWindowKey(w.shard, k)]; !ok {
+		return fmt.Errorf("window entry %x without a bucket pin", k)
+	}
+	return nil
+}
