@@ -57,3 +57,19 @@ func MergeInto(m map[string]Edge, e Edge) {
 	}
 	m[e.ID] = e
 }
+
+// Batch is one chunk of one shard's sealed window: the processor cuts a
+// sealed window into batches of at most the processor's ChunkRecords
+// vertices and edges, each edge in the same batch as the endpoint
+// vertices the window holds (mergeE needs them), so a window may take
+// several batches. A batch holds collapsed edges, their endpoint vertices
+// and possibly vertices no edge touches. Applying a Batch any number of
+// times, in any order relative to other batches, gives the same graph.
+type Batch struct {
+	// Key names the batch in logs and errors (the processor sets
+	// "<shard>/<window start ms>/<outbox seq>"); the sink does not
+	// interpret it, nor use it for deduplication (writes are idempotent).
+	Key      string
+	Vertices []Vertex
+	Edges    []Edge
+}

@@ -10,8 +10,17 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
-	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/lineage"
 )
+
+// Writer is what the processor needs of the sink ([sink.Writer] satisfies
+// it): WriteBatch blocks until every vertex and edge of b is acknowledged
+// by the graph, or fails (then nothing is assumed written and the batch is
+// sent again). Blocking when the graph is slow is the backpressure the
+// shard relies on. It must be safe to call from several goroutines.
+type Writer interface {
+	WriteBatch(ctx context.Context, b lineage.Batch) error
+}
 
 // drainer sends a shard's outbox entries, in order, to the sink. It
 // retries a failed WriteBatch with exponential backoff and jitter until it
@@ -19,7 +28,7 @@ import (
 // entry and advances acked.
 type drainer struct {
 	s *Shard
-	w sink.Writer
+	w Writer
 
 	mu struct {
 		sync.Mutex
@@ -37,7 +46,7 @@ type drainer struct {
 	once    sync.Once
 }
 
-func newDrainer(s *Shard, w sink.Writer) *drainer {
+func newDrainer(s *Shard, w Writer) *drainer {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &drainer{s: s, w: w, wake: make(chan struct{}, 1), space: make(chan struct{}, 1),
 		ctx: ctx, cancel: cancel, done: make(chan struct{})}

@@ -8,7 +8,6 @@ import (
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/enc"
 	"github.com/lineageflow/lineageflow/lineage"
-	"github.com/lineageflow/lineageflow/sink"
 )
 
 // OutboxEntry is one outbox value (s/<shard>/o/<seq>): a chunk of a sealed
@@ -17,7 +16,7 @@ import (
 type OutboxEntry struct {
 	Pin    string
 	Bucket int64
-	Batch  sink.Batch
+	Batch  lineage.Batch
 }
 
 // AppendOutbox encodes e (Batch.Key is not stored: it is derived from the key).
@@ -95,17 +94,17 @@ func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64
 // chunk cuts a sealed window into batches of at most max records, each
 // edge in the same batch as its two endpoint vertices (mergeE needs them),
 // vertices first. Vertices no edge touches (DatasetEvents) come last.
-func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int) []sink.Batch {
+func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int) []lineage.Batch {
 	sort.Slice(edges, func(i, j int) bool { return edges[i].ID < edges[j].ID })
-	var out []sink.Batch
-	var cur sink.Batch
+	var out []lineage.Batch
+	var cur lineage.Batch
 	in := map[string]bool{}
 	used := map[string]bool{}
 	flush := func() {
 		if len(cur.Vertices)+len(cur.Edges) > 0 {
 			out = append(out, cur)
 		}
-		cur = sink.Batch{}
+		cur = lineage.Batch{}
 		clear(in)
 	}
 	for _, e := range edges {

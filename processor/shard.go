@@ -11,7 +11,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/lineage"
-	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/window"
 )
 
@@ -92,7 +91,7 @@ var ErrShardFailed = errors.New("processor: shard failed")
 
 // NewShard returns the pipeline of shard id over db, writing to w. Call
 // [Shard.Start] before anything else.
-func NewShard(id string, db *pebble.DB, w sink.Writer, cfg PipelineConfig) (*Shard, error) {
+func NewShard(id string, db *pebble.DB, w Writer, cfg PipelineConfig) (*Shard, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -6,21 +6,10 @@ import (
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
-// Batch is one chunk of one shard's sealed window: the processor cuts a
-// sealed window into batches of at most processor.Config.ChunkRecords
-// vertices and edges, each edge in the same batch as the endpoint
-// vertices the window holds (mergeE needs them), so a window may take
-// several batches. A batch holds collapsed edges, their endpoint vertices
-// and possibly vertices no edge touches. Applying a Batch any number of
-// times, in any order relative to other batches, gives the same graph.
-type Batch struct {
-	// Key names the batch in logs and errors (the processor sets
-	// "<shard>/<window start ms>/<outbox seq>"); the sink does not
-	// interpret it, nor use it for deduplication (writes are idempotent).
-	Key      string
-	Vertices []lineage.Vertex
-	Edges    []lineage.Edge
-}
+// Batch is one chunk of one shard's sealed window ([lineage.Batch]: the
+// type lives with the vocabulary so that the processor, which makes
+// batches, needs nothing of this package).
+type Batch = lineage.Batch
 
 // Writer makes batches true in the graph.
 //
