@@ -122,7 +122,8 @@ var scenarios = []scenario{
 			if err := s.waitAcked(ctx); err != nil {
 				return err
 			}
-			return s.splitShard(ctx)
+			_, err := s.h.SplitShard(ctx)
+			return err
 		}},
 	{name: "dup-ooo", what: "20% producer duplicates plus out-of-order event times; /metrics scraped live", short: true, workers: 3,
 		gen:   func(c gen.Config) gen.Config { c.DuplicateShare, c.OutOfOrder = 0.20, 0.25; return c },

@@ -2,14 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/big"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/kinesis"
-	kinesistypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
 	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/testkit/harness"
@@ -107,37 +101,6 @@ func (s *state) waitOwners(ctx context.Context, n int) error {
 		}
 		return len(owners) == n && held >= open, nil
 	})
-}
-
-// splitShard splits the stream's first open shard at the middle of its
-// hash key range, and waits until the stream is ACTIVE again.
-func (s *state) splitShard(ctx context.Context) error {
-	kc := s.h.Kinesis()
-	out, err := kc.ListShards(ctx, &kinesis.ListShardsInput{StreamName: aws.String(s.h.Stream)})
-	if err != nil {
-		return err
-	}
-	for _, sh := range out.Shards {
-		if sh.SequenceNumberRange != nil && sh.SequenceNumberRange.EndingSequenceNumber != nil {
-			continue // closed already
-		}
-		lo, _ := new(big.Int).SetString(aws.ToString(sh.HashKeyRange.StartingHashKey), 10)
-		hi, _ := new(big.Int).SetString(aws.ToString(sh.HashKeyRange.EndingHashKey), 10)
-		mid := new(big.Int).Rsh(new(big.Int).Add(lo, hi), 1)
-		s.h.Logf("split %s at %s", aws.ToString(sh.ShardId), mid)
-		if _, err := kc.SplitShard(ctx, &kinesis.SplitShardInput{StreamName: aws.String(s.h.Stream),
-			ShardToSplit: sh.ShardId, NewStartingHashKey: aws.String(mid.String())}); err != nil {
-			return fmt.Errorf("split %s: %w", aws.ToString(sh.ShardId), err)
-		}
-		return s.h.WaitFor(ctx, time.Minute, "stream ACTIVE after the split", func() (bool, error) {
-			d, err := kc.DescribeStreamSummary(ctx, &kinesis.DescribeStreamSummaryInput{StreamName: aws.String(s.h.Stream)})
-			if err != nil {
-				return false, nil
-			}
-			return d.StreamDescriptionSummary.StreamStatus == kinesistypes.StreamStatusActive, nil
-		})
-	}
-	return errors.New("no open shard to split")
 }
 
 func countEdges(endpoint string) (int64, error) {
