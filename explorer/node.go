@@ -24,6 +24,8 @@ type NodeDetails struct {
 	Runs       []RunSummary   `json:"runs"`
 	Inputs     []string       `json:"inputs"`
 	Outputs    []string       `json:"outputs"`
+
+	inputRefs, outputRefs []Ref
 }
 
 // RunSummary is one Run vertex of a job.
@@ -55,10 +57,28 @@ func (s *Server) Node(ctx context.Context, nodeID string) (*NodeDetails, error) 
 }
 
 func (s *Server) nodeOf(ctx context.Context, ref Ref, runs int) (*NodeDetails, error) {
+	ds, err := s.details(ctx, []string{ref.VertexID()}, runs)
+	if err != nil {
+		return nil, err
+	}
+	d := ds[ref.VertexID()]
+	if d == nil {
+		return nil, &NotFoundError{Msg: "node " + quoteShort(ref.NodeID()) + " not found"}
+	}
+	return d, nil
+}
+
+// details reads the details of the Dataset/Job vertices ids in one request
+// (vertices that do not exist are absent from the map).
+func (s *Server) details(ctx context.Context, ids []string, runs int) (map[string]*NodeDetails, error) {
+	if len(ids) == 0 {
+		return map[string]*NodeDetails{}, nil
+	}
 	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
-		__ := gremlingo.T__
+		T, __ := gremlingo.T, gremlingo.T__
 		updated := __.Coalesce(__.Values("updatedAt"), __.Constant(int64(0)))
-		return g.V(ref.VertexID()).Project("p", "aliases", "first", "last", "runs", "in", "out").
+		return g.V(anyStrings(ids)...).Project("id", "p", "aliases", "first", "last", "runs", "in", "out").
+			By(T.Id).
 			By(__.ValueMap()).
 			By(__.In(edgeAliasOf).HasLabel("DatasetAlias").Limit(s.cfg.MaxFanOut).ValueMap().Fold()).
 			By(__.BothE(lineageLabels...).Limit(s.cfg.CountCap).Values("firstSeen").Min().Fold()).
@@ -71,13 +91,23 @@ func (s *Server) nodeOf(ctx context.Context, ref Ref, runs int) (*NodeDetails, e
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 {
-		return nil, &NotFoundError{Msg: "node " + quoteShort(ref.NodeID()) + " not found"}
+	out := make(map[string]*NodeDetails, len(rows))
+	for _, r := range rows {
+		m, err := rowMap(r)
+		if err != nil {
+			return nil, err
+		}
+		vid := asString(m["id"])
+		ref, ok := refOfVertexID(vid)
+		if !ok {
+			continue
+		}
+		out[vid] = nodeDetails(ref, m)
 	}
-	m, err := rowMap(rows[0])
-	if err != nil {
-		return nil, err
-	}
+	return out, nil
+}
+
+func nodeDetails(ref Ref, m map[any]any) *NodeDetails {
 	d := &NodeDetails{ID: ref.NodeID(), Type: ref.Type(), Namespace: ref.Namespace, Name: ref.Name,
 		Properties: map[string]any{}, Aliases: []AliasName{}, Runs: []RunSummary{}, Inputs: []string{}, Outputs: []string{}}
 	if pm, ok := m["p"].(map[any]any); ok {
@@ -114,14 +144,16 @@ func (s *Server) nodeOf(ctx context.Context, ref Ref, runs int) (*NodeDetails, e
 	for _, id := range list(m["in"]) {
 		if r, ok := refOfVertexID(asString(id)); ok {
 			d.Inputs = append(d.Inputs, r.NodeID())
+			d.inputRefs = append(d.inputRefs, r)
 		}
 	}
 	for _, id := range list(m["out"]) {
 		if r, ok := refOfVertexID(asString(id)); ok {
 			d.Outputs = append(d.Outputs, r.NodeID())
+			d.outputRefs = append(d.outputRefs, r)
 		}
 	}
-	return d, nil
+	return d
 }
 
 func runSummary(p map[string]any) RunSummary {

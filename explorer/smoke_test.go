@@ -26,3 +26,29 @@ func TestSmoke(t *testing.T) {
 		t.Logf("%s -> %d %s", p, resp.StatusCode, b)
 	}
 }
+
+func TestSmokeMarquez(t *testing.T) {
+	ep := gremlinEndpoint(t)
+	loadFixture(t, ep)
+	_, hs := newTestServer(t, ep, Config{})
+	for _, p := range []string{
+		"/api/v1/namespaces",
+		"/api/v1/namespaces/ns1/datasets",
+		"/api/v1/namespaces/ns1/jobs/etl",
+		"/api/v1/namespaces/ns1/jobs/etl/runs",
+		"/api/v1/jobs/runs/" + fxRunFail,
+		"/api/v1/lineage?nodeId=" + url.QueryEscape(dsNode(fxReport)) + "&depth=2",
+		"/api/v1/search?q=e",
+	} {
+		resp, err := http.Get(hs.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if len(b) > 1500 {
+			b = b[:1500]
+		}
+		t.Logf("%s -> %d %s", p, resp.StatusCode, b)
+	}
+}
