@@ -154,3 +154,18 @@ func newTestServer(t testing.TB, endpoint string, cfg Config) (*Server, *httptes
 }
 
 func gremlinEndpoint(t testing.TB) string { return testenv.Gremlin(t) }
+
+// writeEdge upserts one more edge with the sink.
+func writeEdge(t testing.TB, endpoint string, e lineage.Edge) {
+	t.Helper()
+	n, err := sink.New(sink.Config{Endpoint: endpoint, Writers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n.WriteBatch(ctx, lineage.Batch{Key: "extra", Edges: []lineage.Edge{e}}); err != nil {
+		t.Fatal(err)
+	}
+}
