@@ -169,3 +169,18 @@ func writeEdge(t testing.TB, endpoint string, e lineage.Edge) {
 		t.Fatal(err)
 	}
 }
+
+// writeVertexAndEdge upserts a vertex and an edge with the sink.
+func writeVertexAndEdge(t testing.TB, endpoint string, v lineage.Vertex, e lineage.Edge) {
+	t.Helper()
+	n, err := sink.New(sink.Config{Endpoint: endpoint, Writers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n.WriteBatch(ctx, lineage.Batch{Key: "extra", Vertices: []lineage.Vertex{v}, Edges: []lineage.Edge{e}}); err != nil {
+		t.Fatal(err)
+	}
+}
