@@ -332,12 +332,12 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	entries, err := s.index.snapshot(r.Context())
+	nm, err := s.index.snapshot(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	hits, _ := search(entries, q, limit, "")
+	hits, _ := search(nm, q, limit, "")
 	out := struct {
 		Results []SearchResult `json:"results"`
 	}{Results: make([]SearchResult, 0, len(hits))}
