@@ -23,18 +23,20 @@ type sse struct {
 func openWatch(t testing.TB, ctx context.Context, base, query string) <-chan sse {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/lf/v1/watch?"+query, nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(req) //nolint:bodyclose // closed by the reader goroutine below (or on the error path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	body := resp.Body
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		body.Close()
 		t.Fatalf("watch: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	ch := make(chan sse, 16)
 	go func() {
-		defer resp.Body.Close()
+		defer body.Close()
 		defer close(ch)
-		sc := bufio.NewScanner(resp.Body)
+		sc := bufio.NewScanner(body)
 		sc.Buffer(make([]byte, 0, 1<<20), 8<<20)
 		var ev sse
 		for sc.Scan() {
