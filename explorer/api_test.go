@@ -163,7 +163,7 @@ func TestNodeAndSearchRoutes(t *testing.T) {
 	if n.ID != dsNode(fxClean) || len(n.Aliases) != 1 || n.Aliases[0].Name != "clean_v" || n.Aliases[0].Type != "VIEW" {
 		t.Errorf("node by alias: %+v", n)
 	}
-	if n.Properties["description"] != "cleaned rows" {
+	if _, ok := n.Properties["description_ts"]; ok || n.Properties["description"] != "cleaned rows" {
 		t.Errorf("clean properties %v", n.Properties)
 	}
 

@@ -481,9 +481,11 @@ func (s *Server) mqJobRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"runs": runs, "totalCount": len(d.Runs)})
 }
 
-// runVertexIDs are the ids a Run vertex of runID may have ("run:" + the
-// run id, as the model writes it).
-func runVertexIDs(runID string) []any { return []any{"run:" + runID} }
+// runVertexIDs are the ids a Run vertex of runID may have: the model's
+// lineage.RunVertexID ("run:" + len + ":" + runId + "/", the encoding of
+// the other vertex ids with an empty name) and the plain "run:" + runId of
+// the graph contract's first wording.
+func runVertexIDs(runID string) []any { return []any{vertexID("run:", runID, ""), "run:" + runID} }
 
 func (s *Server) mqRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
