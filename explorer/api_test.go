@@ -167,6 +167,12 @@ func TestNodeAndSearchRoutes(t *testing.T) {
 		t.Errorf("clean properties %v", n.Properties)
 	}
 
+	// Marquez's dataset route by alias lands on the dataset too.
+	var md MQDataset
+	if code, b := get(t, hs.URL, "/api/v1/namespaces/warehouse/datasets/clean_v", &md); code != 200 || md.Name != "clean" || md.Namespace != fxNS {
+		t.Errorf("Marquez dataset by alias: %d %s", code, short(string(b)))
+	}
+
 	type res struct {
 		Results []SearchResult `json:"results"`
 	}

@@ -91,7 +91,7 @@ func (c Config) Validate() error {
 		bad("Connections, MaxFanOut, DefaultMaxNodes, MaxDepth, CountCap and RunScan must be positive")
 	}
 	if c.MaxNodes < c.DefaultMaxNodes {
-		bad("MaxNodes (%d) is below DefaultMaxNodes (%d)", c.MaxNodes, c.DefaultMaxNodes)
+		bad("MaxNodes (%d, -explorer-max-nodes) is below DefaultMaxNodes (%d, the maxNodes of a request that gives none): raise it", c.MaxNodes, c.DefaultMaxNodes)
 	}
 	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 {
 		bad("RequestTimeout, IndexRefresh and Heartbeat must be positive, PollInterval at least 10ms")
