@@ -10,6 +10,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
+	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/sink"
 )
 
@@ -188,26 +189,9 @@ func asString(v any) string {
 	return fmt.Sprint(v)
 }
 
-// asInt64 returns a numeric value as int64.
-func asInt64(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return n, true
-	case int32:
-		return int64(n), true
-	case int:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case int8:
-		return int64(n), true
-	case float64:
-		return int64(n), true
-	case float32:
-		return int64(n), true
-	}
-	return 0, false
-}
+// asInt64 returns a numeric property value as int64 (as GraphBinary
+// returns it: int64, int32, int or an integral float64).
+func asInt64(v any) (int64, bool) { return graphread.AsInt64(v) }
 
 // anyStrings converts ids for g.V(...).
 func anyStrings(ids []string) []any {
