@@ -290,10 +290,25 @@ func TestGraphDown(t *testing.T) {
 	}
 	// Back up: answers again without a restart.
 	px.Refuse(false)
+	waitLineage(t, hs.URL)
+
+	// A stalled graph: 503 graph_timeout after RequestTimeout, then back.
+	px.Stall(true)
+	var e errorBody
+	if code, b := get(t, hs.URL, "/api/lf/v1/node?nodeId="+q(dsNode(fxClean)), &e); code != 503 || e.Error != ClassTimeout {
+		t.Errorf("stalled graph: %d %s, want 503 %s", code, b, ClassTimeout)
+	}
+	px.Stall(false)
+	waitLineage(t, hs.URL)
+}
+
+// waitLineage polls until the lineage of clean answers again.
+func waitLineage(t *testing.T, base string) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var l Lineage
-		code, _ := get(t, hs.URL, "/api/lf/v1/lineage?nodeId="+q(dsNode(fxClean)), &l)
+		code, _ := get(t, base, "/api/lf/v1/lineage?nodeId="+q(dsNode(fxClean)), &l)
 		if code == 200 && len(l.Nodes) == 3 {
 			break
 		}
