@@ -132,24 +132,41 @@ func (gr *graph) read(ctx context.Context, build func(g *gremlingo.GraphTraversa
 	}()
 	timer := time.NewTimer(gr.timeout)
 	defer timer.Stop()
+	abandon := func() {
+		// gremlin-go v3.7.4 treats an answer to a closed result set as a
+		// protocol error and drops the whole connection ("E0501: resultSet
+		// was not created before data was received"), so a result set is
+		// closed only when the read is abandoned for good, with the
+		// connection replaced.
+		rsMu.Lock()
+		if rs != nil {
+			rs.Close()
+		}
+		rsMu.Unlock()
+		gr.reset(drc)
+	}
 	var r res
 	select {
 	case r = <-ch:
 	case <-timer.C:
-		r.err = &GraphError{Class: ClassTimeout, Err: fmt.Errorf("no answer within %v", gr.timeout)}
+		abandon()
+		return nil, &GraphError{Class: ClassTimeout, Err: fmt.Errorf("no answer within %v", gr.timeout)}
 	case <-ctx.Done():
-		r.err = ctx.Err()
+		// The caller went away: let the answer arrive (bounded by the
+		// timeout) rather than break the pooled connection.
+		go func() {
+			t := time.NewTimer(gr.timeout)
+			defer t.Stop()
+			select {
+			case <-ch:
+			case <-t.C:
+				abandon()
+			}
+		}()
+		return nil, ctx.Err()
 	}
 	if r.err == nil {
 		return r.rs, nil
-	}
-	rsMu.Lock()
-	if rs != nil {
-		rs.Close()
-	}
-	rsMu.Unlock()
-	if errors.Is(r.err, context.Canceled) || errors.Is(r.err, context.DeadlineExceeded) {
-		return nil, r.err
 	}
 	var ge *GraphError
 	if errors.As(r.err, &ge) {
