@@ -144,6 +144,8 @@ type runSlot struct {
 	ref
 	facets byte
 	parent parentSlot // facets.parent
+	errRaw []byte     // facets.errorMessage when an object, into the record
+	nomRaw []byte     // facets.nominalTime when an object, into the record
 }
 
 type listSlot struct {
@@ -392,13 +394,18 @@ func (d *Decoder) run(r *runSlot, depth int) {
 		case "runId":
 			d.str(&r.runID, depth+1, false)
 		case "facets":
-			r.facets, r.parent = s.peek(), parentSlot{}
+			r.facets, r.parent, r.errRaw, r.nomRaw = s.peek(), parentSlot{}, nil, nil
 			switch r.facets {
 			case '{':
 				for ok := s.objBegin(); ok; ok = s.objNext() {
-					if string(s.key()) == "parent" {
+					switch string(s.key()) {
+					case "parent":
 						d.parent(&r.parent, depth+2)
-					} else {
+					case "errorMessage":
+						r.errRaw = d.objSpan(depth + 2)
+					case "nominalTime":
+						r.nomRaw = d.objSpan(depth + 2)
+					default:
 						s.skip(depth + 2)
 					}
 				}
@@ -412,6 +419,17 @@ func (d *Decoder) run(r *runSlot, depth int) {
 			s.skip(depth + 1)
 		}
 	}
+}
+
+// objSpan returns the raw bytes of a value that is an object (nil for
+// anything else, which is skipped).
+func (d *Decoder) objSpan(depth int) []byte {
+	s := &d.s
+	if s.peek() == '{' {
+		return s.span(depth)
+	}
+	s.skip(depth)
+	return nil
 }
 
 // parent scans a parent run: the OpenLineage parent facet
@@ -534,6 +552,9 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 		Kind: kind, Type: typ, Time: when, RunID: runID, Job: job, Parent: parent,
 		Inputs: ev.Inputs[:0], Outputs: ev.Outputs[:0], Datasets: ev.Datasets[:0], Columns: ev.Columns[:0],
 		Producer: producer, SchemaURL: schemaURL,
+	}
+	if kind == KindRun {
+		ev.Run = runFacetsOf(t.run.errRaw, t.run.nomRaw)
 	}
 	if kind == KindDataset {
 		ev.Datasets = append(ev.Datasets, dataset)

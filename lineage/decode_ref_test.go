@@ -245,6 +245,14 @@ func refOpenLineage(m refObj) (Event, error) {
 			return Event{}, errType("run.facets", "an object", c)
 		}
 		facets := run.obj("facets")
+		var errRaw, nomRaw []byte
+		if facets.typ("errorMessage") == '{' {
+			errRaw = facets["errorMessage"]
+		}
+		if facets.typ("nominalTime") == '{' {
+			nomRaw = facets["nominalTime"]
+		}
+		ev.Run = runFacetsOf(errRaw, nomRaw)
 		switch c := facets.typ("parent"); c {
 		case 0:
 		case '{':
@@ -390,6 +398,9 @@ func eventDiff(a, b *Event) string {
 				return fmt.Sprintf("%s[%d] %+q != %+q", l.name, i, l.a[i], l.b[i])
 			}
 		}
+	}
+	if a.Run != b.Run {
+		return fmt.Sprintf("Run %+v != %+v", a.Run, b.Run)
 	}
 	if len(a.Columns) != len(b.Columns) {
 		return fmt.Sprintf("len(Columns) %d != %d", len(a.Columns), len(b.Columns))

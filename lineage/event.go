@@ -88,6 +88,7 @@ type Event struct {
 	Outputs   []Dataset
 	Datasets  []Dataset // KindDataset only
 	Columns   []ColumnLineage
+	Run       RunFacets // KindRun only
 	Producer  string
 	SchemaURL string
 }

@@ -21,7 +21,10 @@ type Stats struct {
 	WindowsSealed   atomic.Int64
 	EdgesEmitted    atomic.Int64 // edges written to outbox entries
 	VerticesEmitted atomic.Int64
-	RunsExpired     atomic.Int64 // open runs dropped after the run timeout
+	// RunRecordsEmitted counts the Run vertices and RUN_OF, READ, WROTE
+	// edges among EdgesEmitted and VerticesEmitted.
+	RunRecordsEmitted atomic.Int64
+	RunsExpired       atomic.Int64 // open runs dropped after the run timeout
 	// Shard split/merge (handoff.go): runs written to the handoff at shard
 	// end, runs loaded from parents' handoffs, and handed-off runs still
 	// open when they expired on a child (no edges; normal for the runs

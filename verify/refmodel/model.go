@@ -49,6 +49,23 @@ type run struct {
 	stamped  bool
 	first    int64
 	last     int64
+
+	// Run vertex and its edges (every run, whatever its outcome).
+	props         lineage.Props
+	tMin, tMax    int64 // over all its events
+	hasEnd        bool
+	endMax        int64 // over its terminal events
+	reads, writes map[lineage.Dataset][2]int64
+}
+
+// span widens a [min, max] pair by t.
+func span(m map[lineage.Dataset][2]int64, d lineage.Dataset, t int64) {
+	cur, ok := m[d]
+	if !ok {
+		m[d] = [2]int64{t, t}
+		return
+	}
+	m[d] = [2]int64{min(cur[0], t), max(cur[1], t)}
 }
 
 func (r *run) stamp(ms int64) {
@@ -111,9 +128,11 @@ func (m *Model) Add(data []byte) {
 	case lineage.KindRun:
 		r := m.runs[ev.runID]
 		if r == nil {
-			r = &run{id: ev.runID, job: ev.job, inputs: map[lineage.Dataset]struct{}{}, outputs: map[lineage.Dataset]struct{}{}}
+			r = &run{id: ev.runID, job: ev.job, inputs: map[lineage.Dataset]struct{}{}, outputs: map[lineage.Dataset]struct{}{},
+				tMin: ev.time, tMax: ev.time, reads: map[lineage.Dataset][2]int64{}, writes: map[lineage.Dataset][2]int64{}}
 			m.runs[ev.runID] = r
 		}
+		m.runVertex(r, ev)
 		for _, d := range ev.inputs {
 			r.inputs[d] = struct{}{}
 		}
@@ -140,10 +159,14 @@ func (m *Model) Graph() *Graph {
 		Events:     m.events,
 	}
 	for id, v := range m.vertices {
-		g.Vertices[id] = v
+		lineage.MergeVertexInto(g.Vertices, v)
+		_ = id
 	}
 	for id, e := range m.jobEdges {
 		g.Edges[id] = e
+	}
+	for _, r := range m.runs {
+		m.addRun(g, r)
 	}
 	for _, r := range m.runs {
 		if !r.stamped {
@@ -175,8 +198,8 @@ func (m *Model) addEdges(edges map[string]lineage.Edge, vertices map[string]line
 			e = old
 		}
 		edges[e.ID] = e
-		vertices[out.ID] = out
-		vertices[in.ID] = in
+		lineage.MergeVertexInto(vertices, out)
+		lineage.MergeVertexInto(vertices, in)
 	}
 	for _, i := range inputs {
 		add(lineage.EdgeInputTo, lineage.DatasetVertex(i), jv)
@@ -202,6 +225,12 @@ type event struct {
 	job             lineage.Job
 	dataset         lineage.Dataset // KindDataset
 	inputs, outputs []lineage.Dataset
+
+	// run facets, read leniently (a facet of another shape is ignored)
+	errorMessage           string
+	hasError               bool
+	nomStart, nomEnd       int64
+	hasNomStart, hasNomEnd bool
 }
 
 // Valid reports whether data is a valid record, and if not, why.
@@ -315,6 +344,7 @@ func parse(data []byte) (*event, error) {
 		if ev.runID == "" {
 			return nil, fmt.Errorf("run.runId: empty")
 		}
+		ev.runFacets(runObj)
 		if raw, ok := top["eventType"]; ok && !isNull(raw) {
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {

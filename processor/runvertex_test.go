@@ -1,0 +1,94 @@
+package processor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
+)
+
+// runRecords runs data (one record each, arrival one second apart)
+// through one shard into a memory graph, flushes, and returns the graph
+// and the stats.
+func runRecords(t *testing.T, data [][]byte) (*refmodel.Graph, *Stats) {
+	t.Helper()
+	start := time.Date(2026, 1, 1, 6, 0, 0, 0, time.UTC)
+	clk := &fakeClock{now: start}
+	stats := &Stats{}
+	cfg := testConfig(t, clk, stats)
+	db := openMem(t, vfs.NewMem())
+	defer db.Close()
+	mem := sink.NewMemory()
+	s, err := NewShard("shardId-000000000001", db, mem, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	if err := s.Start(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	recs := make([]Record, len(data))
+	for i, d := range data {
+		recs[i] = Record{Seq: seqOf(i + 1), Data: d, Arrival: start.Add(time.Duration(i) * time.Second)}
+	}
+	if err := s.Process(ctx, recs, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return graphOf(mem), stats
+}
+
+// TestFailedRunIsARunNotLineage: the day-one story. A job's run FAILs
+// with an error message: the graph shows the Run (state FAIL, the
+// message, start, end, duration), its RUN_OF, READ and WROTE edges, and
+// no INPUT_TO, OUTPUTS or DERIVES edge; a COMPLETE run of another job
+// gives lineage as before. The graph is exactly the reference model's.
+func TestFailedRunIsARunNotLineage(t *testing.T) {
+	recs := [][]byte{
+		[]byte(`{"eventType":"START","eventTime":"2026-01-01T02:00:00Z","run":{"runId":"f1","facets":{"nominalTime":{"nominalStartTime":"2026-01-01T02:00:00"}}},"job":{"namespace":"glue","name":"nightly"},"inputs":[{"namespace":"s3://raw","name":"orders"}],"outputs":[]}`),
+		[]byte(`{"eventType":"FAIL","eventTime":"2026-01-01T02:05:00Z","run":{"runId":"f1","facets":{"errorMessage":{"message":"AnalysisException: Table not found","programmingLanguage":"python"}}},"job":{"namespace":"glue","name":"nightly"},"outputs":[{"namespace":"s3://mart","name":"orders_daily"}]}`),
+		[]byte(`{"eventType":"START","eventTime":"2026-01-01T03:00:00Z","run":{"runId":"c1"},"job":{"namespace":"glue","name":"other"},"inputs":[{"namespace":"s3://raw","name":"orders"}]}`),
+		[]byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T03:01:00Z","run":{"runId":"c1"},"job":{"namespace":"glue","name":"other"},"outputs":[{"namespace":"s3://mart","name":"other"}]}`),
+	}
+	got, _ := runRecords(t, recs)
+	want := refmodel.Build(recs, refmodel.Options{})
+	if d := refmodelCompare(want, got); d != "" {
+		t.Fatalf("graph differs from the reference:\n%s", d)
+	}
+	rv, ok := got.Vertices[lineage.RunVertexID("f1")]
+	if !ok {
+		t.Fatal("no Run vertex for the failed run")
+	}
+	str := func(k string) string { p, _ := rv.Props.Get(k); return p.Str }
+	num := func(k string) int64 { p, _ := rv.Props.Get(k); return p.Num }
+	t0 := time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC).UnixMilli()
+	if str(lineage.PropState) != "FAIL" || str(lineage.PropErrorMessage) != "AnalysisException: Table not found" ||
+		num(lineage.PropStartedAt) != t0 || num(lineage.PropEndedAt) != t0+300_000 || num(lineage.PropDurationMs) != 300_000 ||
+		num(lineage.PropNominalStartTime) != t0 || str(lineage.PropJobName) != "nightly" {
+		t.Fatalf("failed run vertex %v", rv.Props)
+	}
+	failedJob := lineage.JobID(lineage.Job{Namespace: "glue", Name: "nightly"})
+	mart := lineage.DatasetID(lineage.Dataset{Namespace: "s3://mart", Name: "orders_daily"})
+	labels := map[string]int{}
+	for _, e := range got.Edges {
+		labels[e.Label]++
+		if refmodel.IsLineage(e.Label) && (e.OutV == failedJob || e.InV == failedJob || e.InV == mart) {
+			t.Errorf("ghost lineage from the failed run: %+v", e)
+		}
+		if e.Label == lineage.EdgeWrote && e.OutV == rv.ID && e.InV != mart {
+			t.Errorf("WROTE to %s", e.InV)
+		}
+	}
+	// f1: RUN_OF, READ, WROTE; c1: RUN_OF, READ, WROTE + INPUT_TO, OUTPUTS, DERIVES.
+	if labels[lineage.EdgeRunOf] != 2 || labels[lineage.EdgeRead] != 2 || labels[lineage.EdgeWrote] != 2 ||
+		labels[lineage.EdgeInputTo] != 1 || labels[lineage.EdgeOutputs] != 1 || labels[lineage.EdgeDerives] != 1 {
+		t.Fatalf("edges by label %v", labels)
+	}
+}
