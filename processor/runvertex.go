@@ -50,6 +50,9 @@ func (s *Shard) runVertex(r *run, bucket int64) {
 	if ev.Type.Terminal() && (!st.hasEnd || t > st.endMax) {
 		st.hasEnd, st.endMax = true, t
 	}
+	if s.cfg.Runs == RunsNone {
+		return
+	}
 	pin := r.pin
 	if r.handoff {
 		pin = s.prevFull

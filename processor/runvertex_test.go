@@ -1,11 +1,13 @@
 package processor
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
@@ -90,5 +92,66 @@ func TestFailedRunIsARunNotLineage(t *testing.T) {
 	if labels[lineage.EdgeRunOf] != 2 || labels[lineage.EdgeRead] != 2 || labels[lineage.EdgeWrote] != 2 ||
 		labels[lineage.EdgeInputTo] != 1 || labels[lineage.EdgeOutputs] != 1 || labels[lineage.EdgeDerives] != 1 {
 		t.Fatalf("edges by label %v", labels)
+	}
+}
+
+// BenchmarkWriteReduction reports the processor's write reduction on the
+// default generated workload (gen defaults: 8 pipelines, 20% duplicates,
+// 10% failed runs, 1% malformed), 45,000 records into one shard at 100
+// records/s of arrival time (about the per-shard rate of bench-e2e's
+// steady run): 1 - emitted upserts / input records, in all and without
+// the run records (Run vertices, RUN_OF, READ, WROTE). The sink's vertex
+// cache is not modelled (it removes more).
+//
+//	go test ./processor -run '^$' -bench WriteReduction -benchtime 1x
+func BenchmarkWriteReduction(b *testing.B) {
+	var recs []Record
+	arrival := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	_ = gen.Stream(gen.Config{Seed: 1, Events: 45000}, func(g gen.Record) error {
+		arrival = arrival.Add(time.Second / 750)
+		recs = append(recs, Record{Seq: seqOf(len(recs) + 1), Arrival: arrival, Data: g.Data})
+		return nil
+	})
+	for _, runs := range []RunRecords{RunsAll, RunsNone} {
+		b.Run("runs="+string(runs), func(b *testing.B) { benchReduction(b, recs, runs) })
+	}
+}
+
+func benchReduction(b *testing.B, recs []Record, runs RunRecords) {
+	for i := 0; i < b.N; i++ {
+		clk := &fakeClock{now: recs[0].Arrival}
+		stats := &Stats{}
+		cfg := testConfig(b, clk, stats)
+		cfg.Runs = runs
+		db := openMem(b, vfs.NewMem())
+		s, err := NewShard("shardId-000000000001", db, sink.NewMemory(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		if err := s.Start(ctx, ""); err != nil {
+			b.Fatal(err)
+		}
+		for j := 0; j < len(recs); j += 100 {
+			batch := recs[j:min(j+100, len(recs))]
+			clk.Set(batch[len(batch)-1].Arrival)
+			if err := s.Process(ctx, batch, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+		_ = db.Close()
+		n := float64(len(recs))
+		all := float64(stats.EdgesEmitted.Load() + stats.VerticesEmitted.Load())
+		runs := float64(stats.RunRecordsEmitted.Load())
+		b.ReportMetric(100*(1-all/n), "reduction%")
+		b.ReportMetric(100*(1-(all-runs)/n), "reduction_without_runs%")
+		b.ReportMetric(runs, "run_records")
+		b.ReportMetric(all, "upserts")
+		b.ReportMetric(float64(stats.WindowsSealed.Load()), "windows")
+		b.ReportMetric(float64(stats.EdgesEmitted.Load()), "edges")
 	}
 }

@@ -18,6 +18,9 @@ type Options struct {
 	// Policy is "strict" (default, also for "") or "any"; see the package
 	// documentation.
 	Policy string
+	// Runs is "all" (default, also for "") or "none": whether runs give
+	// Run vertices with RUN_OF, READ and WROTE edges.
+	Runs string
 }
 
 // Graph is the lineage a stream gives, with counts of what was seen.
@@ -31,7 +34,8 @@ type Graph struct {
 
 // Model folds records one at a time. It is not safe for concurrent use.
 type Model struct {
-	any bool
+	any    bool
+	noRuns bool
 
 	events, invalid, dups int
 	seen                  map[[sha256.Size]byte]struct{}
@@ -85,6 +89,13 @@ func New(opts Options) *Model {
 		runs:     make(map[string]*run),
 		jobEdges: make(map[string]lineage.Edge),
 		vertices: make(map[string]lineage.Vertex),
+	}
+	switch opts.Runs {
+	case "", "all":
+	case "none":
+		m.noRuns = true
+	default:
+		panic(fmt.Sprintf("refmodel: unknown runs %q", opts.Runs))
 	}
 	switch opts.Policy {
 	case "", "strict":
@@ -166,7 +177,9 @@ func (m *Model) Graph() *Graph {
 		g.Edges[id] = e
 	}
 	for _, r := range m.runs {
-		m.addRun(g, r)
+		if !m.noRuns {
+			m.addRun(g, r)
+		}
 	}
 	for _, r := range m.runs {
 		if !r.stamped {
