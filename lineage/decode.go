@@ -3,6 +3,7 @@ package lineage
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -490,7 +491,12 @@ func (d *Decoder) ref(r *ref, depth int) {
 func (d *Decoder) finishOpenLineage(ev *Event) error {
 	t := &d.t
 	var kind EventKind
+	var lenient Leniency
 	switch {
+	case t.run.c == 0 && t.eventType.c != 0 && t.schemaURL.c == '"' && schemaKind(t.schemaURL.s) != 0:
+		// Marquez reads the kind from schemaURL: a JobEvent or a
+		// DatasetEvent that also carries an eventType.
+		kind, lenient = schemaKind(t.schemaURL.s), LenientKindFromSchemaURL
 	case t.run.c != 0 || t.eventType.c != 0:
 		kind = KindRun
 	case t.dataset.c != 0:
@@ -512,9 +518,12 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 			return err
 		}
 	}
-	when, err := eventTime(&t.eventTime, "eventTime")
+	when, zoneless, err := eventTimeLenient(&t.eventTime, "eventTime")
 	if err != nil {
 		return err
+	}
+	if zoneless {
+		lenient |= LenientZonelessTime
 	}
 	if kind == KindRun {
 		if runID, parent, err = t.run.validate(); err != nil {
@@ -551,7 +560,7 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	*ev = Event{
 		Kind: kind, Type: typ, Time: when, RunID: runID, Job: job, Parent: parent,
 		Inputs: ev.Inputs[:0], Outputs: ev.Outputs[:0], Datasets: ev.Datasets[:0], Columns: ev.Columns[:0],
-		Producer: producer, SchemaURL: schemaURL,
+		Producer: producer, SchemaURL: schemaURL, Lenient: lenient,
 	}
 	if kind == KindRun {
 		ev.Run = runFacetsOf(t.run.errRaw, t.run.nomRaw)
@@ -734,6 +743,36 @@ func eventTime(v *strSlot, path string) (time.Time, *DecodeError) {
 		return time.Time{}, errTime(path, s)
 	}
 	return t, nil
+}
+
+// eventTimeLenient is eventTime, but a date-time without a zone offset
+// (YYYY-MM-DDTHH:MM:SS[.fraction]) is read as UTC, as Marquez does, and
+// reported (zoneless).
+func eventTimeLenient(v *strSlot, path string) (t time.Time, zoneless bool, err *DecodeError) {
+	s, err := v.need(path)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	if t, ok := parseTime(s); ok {
+		return t, false, nil
+	}
+	if t, ok := parseTime(s + "Z"); ok {
+		return t, true, nil
+	}
+	return time.Time{}, false, errTime(path, s)
+}
+
+// schemaKind is the event kind a schemaURL names by its fragment
+// ("...#/$defs/JobEvent", "...#/$defs/DatasetEvent"), 0 for any other
+// (RunEvent included: that is the default reading).
+func schemaKind(url string) EventKind {
+	switch {
+	case strings.HasSuffix(url, "/JobEvent"):
+		return KindJob
+	case strings.HasSuffix(url, "/DatasetEvent"):
+		return KindDataset
+	}
+	return 0
 }
 
 // parseTime parses an RFC 3339 date-time as producers write it,

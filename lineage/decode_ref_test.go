@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -208,7 +209,24 @@ func (m refObj) list(key, nsKey string, cols bool) ([]Dataset, []ColumnLineage, 
 
 func refOpenLineage(m refObj) (Event, error) {
 	var ev Event
+	var url string
+	if m.typ("schemaURL") == '"' {
+		url = m.rawString("schemaURL")
+	}
+	refKind := func() EventKind {
+		if i := strings.LastIndex(url, "/"); i >= 0 {
+			switch url[i+1:] {
+			case "JobEvent":
+				return KindJob
+			case "DatasetEvent":
+				return KindDataset
+			}
+		}
+		return 0
+	}
 	switch {
+	case !m.has("run") && m.has("eventType") && refKind() != 0:
+		ev.Kind, ev.Lenient = refKind(), LenientKindFromSchemaURL
 	case m.has("run") || m.has("eventType"):
 		ev.Kind = KindRun
 	case m.has("dataset"):
@@ -225,7 +243,13 @@ func refOpenLineage(m refObj) (Event, error) {
 		}
 	}
 	if ev.Time, err = m.time("eventTime"); err != nil {
-		return Event{}, err
+		// Zone-less date-times are read as UTC (and reported).
+		s, _ := m.need("eventTime", "eventTime")
+		t, ok := refParseTime(s + "Z")
+		if !ok || m.typ("eventTime") != '"' {
+			return Event{}, err
+		}
+		ev.Time, ev.Lenient = t, ev.Lenient|LenientZonelessTime
 	}
 	if ev.Kind == KindRun {
 		switch c := m.typ("run"); c {
@@ -398,6 +422,9 @@ func eventDiff(a, b *Event) string {
 				return fmt.Sprintf("%s[%d] %+q != %+q", l.name, i, l.a[i], l.b[i])
 			}
 		}
+	}
+	if a.Lenient != b.Lenient {
+		return fmt.Sprintf("Lenient %v != %v", a.Lenient, b.Lenient)
 	}
 	if a.Run != b.Run {
 		return fmt.Sprintf("Run %+v != %+v", a.Run, b.Run)

@@ -72,6 +72,26 @@ type ColumnLineage struct {
 	Raw    []byte
 }
 
+// Leniency is a set of departures from the OpenLineage spec that the
+// decoder accepted where Marquez accepts them, so that producers can be
+// told (each is counted in a metric).
+type Leniency uint8
+
+const (
+	// LenientZonelessTime: eventTime without a zone offset, read as UTC
+	// (older Python clients and Marquez samples write them).
+	LenientZonelessTime Leniency = 1 << iota
+	// LenientKindFromSchemaURL: a record with an eventType but no run,
+	// read as a JobEvent (or DatasetEvent) because its schemaURL says so.
+	LenientKindFromSchemaURL
+)
+
+// Leniencies lists every Leniency with its metric label.
+var Leniencies = []struct {
+	L    Leniency
+	Name string
+}{{LenientZonelessTime, "zoneless_event_time"}, {LenientKindFromSchemaURL, "kind_from_schema_url"}}
+
 // Event is one decoded lineage event, whatever format it arrived in.
 //
 // For KindRun, RunID and Job are set. For KindJob, Job is set and RunID is
@@ -91,6 +111,7 @@ type Event struct {
 	Run       RunFacets // KindRun only
 	Producer  string
 	SchemaURL string
+	Lenient   Leniency // the leniencies the record needed
 }
 
 // RootJob is the job whose name keys the event's records on Kinesis, the

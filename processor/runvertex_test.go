@@ -155,3 +155,28 @@ func benchReduction(b *testing.B, recs []Record, runs RunRecords) {
 		b.ReportMetric(float64(stats.EdgesEmitted.Load()), "edges")
 	}
 }
+
+// TestLenientCounted: a zone-less eventTime and a JobEvent with an
+// eventType are read as Marquez reads them, each counted, and the graph
+// is the reference model's.
+func TestLenientCounted(t *testing.T) {
+	recs := [][]byte{
+		[]byte(`{"eventType":"START","eventTime":"2021-11-03T10:53:52.427343","run":{"runId":"r"},"job":{"namespace":"n","name":"j"},"inputs":[{"namespace":"n","name":"a"}]}`),
+		[]byte(`{"eventType":"COMPLETE","eventTime":"2021-11-03T10:54:00","run":{"runId":"r"},"job":{"namespace":"n","name":"j"},"outputs":[{"namespace":"n","name":"b"}]}`),
+		[]byte(`{"eventType":"COMPLETE","eventTime":"2024-01-01T00:00:00Z","job":{"namespace":"n","name":"k"},"inputs":[{"namespace":"n","name":"b"}],"outputs":[{"namespace":"n","name":"c"}],"schemaURL":"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent"}`),
+	}
+	got, st := runRecords(t, recs)
+	want := refmodel.Build(recs, refmodel.Options{})
+	if d := refmodelCompare(want, got); d != "" {
+		t.Fatalf("graph differs from the reference:\n%s", d)
+	}
+	if n := st.InvalidTotal(); n != 0 {
+		t.Fatalf("%d dead letters", n)
+	}
+	if l := st.Lenient(); l["zoneless_event_time"] != 2 || l["kind_from_schema_url"] != 1 {
+		t.Fatalf("lenient counts %v", l)
+	}
+	if len(want.Lineage().Edges) != 6 {
+		t.Fatalf("reference lineage edges %d, want 6 (3 of the run, 3 of the JobEvent)", len(want.Lineage().Edges))
+	}
+}

@@ -285,6 +285,9 @@ func (s *Shard) record(r *Record) {
 	}
 	s.dedup.add(h, arrival)
 	s.st.Events.Add(1)
+	if s.ev.Lenient != 0 {
+		s.st.addLenient(s.ev.Lenient)
+	}
 
 	ts := arrival
 	if s.cfg.TimeSource == TimeEvent {

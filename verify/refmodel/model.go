@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lineageflow/lineageflow/lineage"
@@ -340,11 +341,34 @@ func parse(data []byte) (*event, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {
-		return nil, fmt.Errorf("eventTime %q: %w", ts, err)
+		// Marquez reads a date-time without a zone as UTC.
+		var err2 error
+		if t, err2 = time.Parse("2006-01-02T15:04:05.999999999", ts); err2 != nil {
+			return nil, fmt.Errorf("eventTime %q: %w", ts, err)
+		}
 	}
 	ev.time = t.UnixMilli()
 	present := func(key string) bool { raw, ok := top[key]; return ok && !isNull(raw) }
+	var url string
+	if raw, ok := top["schemaURL"]; ok {
+		_ = json.Unmarshal(raw, &url)
+	}
+	schemaKind := ""
+	if i := strings.LastIndex(url, "/"); i >= 0 {
+		schemaKind = url[i+1:]
+	}
 	switch {
+	case !present("run") && present("eventType") && schemaKind == "DatasetEvent":
+		// Marquez reads the kind from schemaURL (an eventType too).
+		ev.kind = lineage.KindDataset
+		ns, name, err := top.named("dataset", "$")
+		if err != nil {
+			return nil, err
+		}
+		ev.dataset = lineage.Dataset{Namespace: ns, Name: name}
+		return ev, nil
+	case !present("run") && present("eventType") && schemaKind == "JobEvent":
+		ev.kind = lineage.KindJob
 	case present("run") || present("eventType"):
 		ev.kind = lineage.KindRun
 		runObj, err := asObject(top["run"], "run")

@@ -350,7 +350,7 @@ func TestValidity(t *testing.T) {
 		{"eventTime number", `{"eventTime":1767225600000,"run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`, false},
 		{"eventTime missing", `{"run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`, false},
 		{"eventTime not RFC 3339", `{"eventTime":"2026-01-01 00:00:00","run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`, false},
-		{"eventTime without zone", `{"eventTime":"2026-01-01T00:00:00","run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`, false},
+		{"eventTime without zone", `{"eventTime":"2026-01-01T00:00:00","run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`, true}, // read as UTC, as Marquez does
 		{"unknown eventType", strings.Replace(good, `"START"`, `"SUCCEEDED"`, 1), false},
 		{"lowercase eventType", strings.Replace(good, `"START"`, `"start"`, 1), false},
 		{"eventType number", strings.Replace(good, `"START"`, `3`, 1), false},
