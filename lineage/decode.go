@@ -49,6 +49,8 @@ type Decoder struct {
 	cin      []Dataset // compact in
 	cout     []Dataset // compact out
 	cols     []colRef
+	ain      []Alias // symlinks of inputs
+	aout     []Alias // symlinks of outputs
 	names    map[string]string
 	noIntern bool
 }
@@ -87,7 +89,7 @@ func (d *Decoder) Decode(data []byte, ev *Event) error {
 	s := &d.s
 	s.reset(data)
 	d.t = topState{}
-	d.in, d.out, d.cin, d.cout, d.cols = d.in[:0], d.out[:0], d.cin[:0], d.cout[:0], d.cols[:0]
+	d.in, d.out, d.cin, d.cout, d.cols, d.ain, d.aout = d.in[:0], d.out[:0], d.cin[:0], d.cout[:0], d.cols[:0], d.ain[:0], d.aout[:0]
 
 	c := s.peek()
 	if c != '{' {
@@ -125,6 +127,7 @@ type named struct {
 	facets              byte   // outputs only
 	col                 byte   // facets.columnLineage
 	colRaw              []byte // facets.columnLineage, into the record
+	symRaw              []byte // facets.symlinks when an object, into the record
 }
 
 // ref is a run reference: an object with a runId (OpenLineage) or a string
@@ -281,22 +284,18 @@ func (d *Decoder) named(n *named, depth int, cols bool) {
 		case "name":
 			d.str(&n.name, depth+1, true)
 		case "facets":
-			if cols {
-				d.facets(n, depth+1)
-			} else {
-				s.skip(depth + 1)
-			}
+			d.facets(n, depth+1)
 		default:
 			s.skip(depth + 1)
 		}
 	}
 }
 
-// facets scans a dataset's facets for columnLineage.
+// facets scans a dataset's facets for columnLineage and symlinks.
 func (d *Decoder) facets(n *named, depth int) {
 	s := &d.s
 	c := s.peek()
-	n.facets, n.col, n.colRaw = c, 0, nil
+	n.facets, n.col, n.colRaw, n.symRaw = c, 0, nil, nil
 	switch c {
 	case '{':
 	case 'n':
@@ -308,7 +307,12 @@ func (d *Decoder) facets(n *named, depth int) {
 		return
 	}
 	for ok := s.objBegin(); ok; ok = s.objNext() {
-		if string(s.key()) != "columnLineage" {
+		switch string(s.key()) {
+		case "columnLineage":
+		case "symlinks":
+			n.symRaw = d.objSpan(depth + 1)
+			continue
+		default:
 			s.skip(depth + 1)
 			continue
 		}
@@ -334,6 +338,9 @@ func (d *Decoder) list(v *listSlot, dst *[]Dataset, name string, depth int, comp
 	*dst = (*dst)[:0]
 	if cols {
 		d.cols = d.cols[:0]
+		d.aout = d.aout[:0]
+	} else if !compact {
+		d.ain = d.ain[:0]
 	}
 	switch c {
 	case '[':
@@ -362,6 +369,13 @@ func (d *Decoder) list(v *listSlot, dst *[]Dataset, name string, depth int, comp
 			continue
 		}
 		*dst = append(*dst, ds)
+		if n.symRaw != nil && !compact {
+			if cols {
+				d.aout = aliasesOf(d.aout, ds, n.symRaw)
+			} else {
+				d.ain = aliasesOf(d.ain, ds, n.symRaw)
+			}
+		}
 		if n.col != 0 {
 			d.cols = append(d.cols, colRef{out: ds, raw: n.colRaw})
 		}
@@ -559,7 +573,7 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 
 	*ev = Event{
 		Kind: kind, Type: typ, Time: when, RunID: runID, Job: job, Parent: parent,
-		Inputs: ev.Inputs[:0], Outputs: ev.Outputs[:0], Datasets: ev.Datasets[:0], Columns: ev.Columns[:0],
+		Inputs: ev.Inputs[:0], Outputs: ev.Outputs[:0], Datasets: ev.Datasets[:0], Columns: ev.Columns[:0], Aliases: ev.Aliases[:0],
 		Producer: producer, SchemaURL: schemaURL, Lenient: lenient,
 	}
 	if kind == KindRun {
@@ -567,8 +581,12 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	}
 	if kind == KindDataset {
 		ev.Datasets = append(ev.Datasets, dataset)
+		if t.dataset.symRaw != nil {
+			ev.Aliases = aliasesOf(ev.Aliases, dataset, t.dataset.symRaw)
+		}
 		return nil
 	}
+	ev.Aliases = append(append(ev.Aliases, d.ain...), d.aout...)
 	ev.Inputs = append(ev.Inputs, d.in...)
 	ev.Outputs = append(ev.Outputs, d.out...)
 	for _, c := range d.cols {

@@ -162,6 +162,36 @@ func (m refObj) named(key, path, nsKey string) (Dataset, error) {
 
 // list decodes the optional dataset array at key; cols collects the
 // columnLineage facets.
+// refAliases returns the aliases of the elements of the dataset array at
+// key (OpenLineage format): the symlinks facet of each.
+func (m refObj) refAliases(key string) []Alias {
+	var out []Alias
+	if m.typ(key) != '[' {
+		return nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(m[key], &elems); err != nil {
+		panic(err)
+	}
+	for _, raw := range elems {
+		out = append(out, refObj{"e": raw}.refAliasesOf()...)
+	}
+	return out
+}
+
+// refAliasesOf returns the aliases of the dataset object at "e".
+func (m refObj) refAliasesOf() []Alias {
+	ds, err := m.named("e", "e", "namespace")
+	if err != nil || m.obj("e").typ("facets") != '{' {
+		return nil
+	}
+	f := m.obj("e").obj("facets")
+	if f.typ("symlinks") != '{' {
+		return nil
+	}
+	return aliasesOf(nil, ds, f["symlinks"])
+}
+
 func (m refObj) list(key, nsKey string, cols bool) ([]Dataset, []ColumnLineage, error) {
 	switch c := m.typ(key); c {
 	case 0:
@@ -307,6 +337,7 @@ func refOpenLineage(m refObj) (Event, error) {
 			return Event{}, err
 		}
 		ev.Datasets = []Dataset{ds}
+		ev.Aliases = refObj{"e": m["dataset"]}.refAliasesOf()
 	} else {
 		job, err := m.named("job", "job", "namespace")
 		if err != nil {
@@ -319,6 +350,7 @@ func refOpenLineage(m refObj) (Event, error) {
 		if ev.Outputs, ev.Columns, err = m.list("outputs", "namespace", true); err != nil {
 			return Event{}, err
 		}
+		ev.Aliases = append(m.refAliases("inputs"), m.refAliases("outputs")...)
 	}
 	if ev.Producer, err = m.opt("producer", "producer"); err != nil {
 		return Event{}, err
@@ -421,6 +453,14 @@ func eventDiff(a, b *Event) string {
 			if l.a[i] != l.b[i] {
 				return fmt.Sprintf("%s[%d] %+q != %+q", l.name, i, l.a[i], l.b[i])
 			}
+		}
+	}
+	if len(a.Aliases) != len(b.Aliases) {
+		return fmt.Sprintf("len(Aliases) %d != %d", len(a.Aliases), len(b.Aliases))
+	}
+	for i := range a.Aliases {
+		if a.Aliases[i] != b.Aliases[i] {
+			return fmt.Sprintf("Aliases[%d] %+q != %+q", i, a.Aliases[i], b.Aliases[i])
 		}
 	}
 	if a.Lenient != b.Lenient {

@@ -109,6 +109,7 @@ type Event struct {
 	Datasets  []Dataset // KindDataset only
 	Columns   []ColumnLineage
 	Run       RunFacets // KindRun only
+	Aliases   []Alias   // the symlinks of the datasets named (OpenLineage format only)
 	Producer  string
 	SchemaURL string
 	Lenient   Leniency // the leniencies the record needed

@@ -180,3 +180,48 @@ func TestLenientCounted(t *testing.T) {
 		t.Fatalf("reference lineage edges %d, want 6 (3 of the run, 3 of the JobEvent)", len(want.Lineage().Edges))
 	}
 }
+
+// TestGlueTableByAliasOrPath: Spark on Glue names the S3 path and gives
+// the Glue table in the symlinks facet. The Glue table is a DatasetAlias
+// with ALIAS_OF to the S3 path's Dataset, so a lookup by the catalog name
+// and one by the path land on the same dataset and the same lineage.
+func TestGlueTableByAliasOrPath(t *testing.T) {
+	out := `{"namespace":"s3://lake","name":"/marts/orders","facets":{"symlinks":{"identifiers":[{"namespace":"arn:aws:glue:eu-west-1:123456789012","name":"table/marts/orders","type":"TABLE"}]}}}`
+	recs := [][]byte{
+		[]byte(`{"eventType":"START","eventTime":"2026-01-01T02:00:00Z","run":{"runId":"r1"},"job":{"namespace":"glue","name":"build_orders"},"inputs":[{"namespace":"s3://lake","name":"/raw/orders"}],"outputs":[` + out + `]}`),
+		[]byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T02:01:00Z","run":{"runId":"r1"},"job":{"namespace":"glue","name":"build_orders"},"outputs":[` + out + `]}`),
+	}
+	got, _ := runRecords(t, recs)
+	if d := refmodelCompare(refmodel.Build(recs, refmodel.Options{}), got); d != "" {
+		t.Fatalf("graph differs from the reference:\n%s", d)
+	}
+	byName := func(ns, name string) string {
+		if id := lineage.DatasetID(lineage.Dataset{Namespace: ns, Name: name}); got.Vertices[id].Label == lineage.LabelDataset {
+			return id
+		}
+		alias := lineage.AliasID(lineage.Dataset{Namespace: ns, Name: name})
+		if _, ok := got.Vertices[alias]; !ok {
+			return ""
+		}
+		for _, e := range got.Edges {
+			if e.Label == lineage.EdgeAliasOf && e.OutV == alias {
+				return e.InV
+			}
+		}
+		return ""
+	}
+	path := byName("s3://lake", "/marts/orders")
+	table := byName("arn:aws:glue:eu-west-1:123456789012", "table/marts/orders")
+	if path == "" || path != table {
+		t.Fatalf("by path %q, by Glue table %q: want the same dataset", path, table)
+	}
+	feeds := 0
+	for _, e := range got.Edges {
+		if e.Label == lineage.EdgeOutputs && e.InV == table {
+			feeds++
+		}
+	}
+	if feeds != 1 {
+		t.Fatalf("%d OUTPUTS edges into the Glue table's dataset, want 1", feeds)
+	}
+}

@@ -314,6 +314,7 @@ func (s *Shard) record(r *Record) {
 	case lineage.KindRun:
 		s.runEvent(bucket, arrival)
 	}
+	s.aliases(bucket)
 }
 
 func (s *Shard) deadLetter(r *Record, err error) {

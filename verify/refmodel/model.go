@@ -43,6 +43,7 @@ type Model struct {
 	runs                  map[string]*run
 	jobEdges              map[string]lineage.Edge
 	vertices              map[string]lineage.Vertex // of JobEvent edges and DatasetEvents
+	aliasEdges            map[string]lineage.Edge   // ALIAS_OF
 }
 
 type run struct {
@@ -86,10 +87,11 @@ func (r *run) stamp(ms int64) {
 // New returns an empty model. It panics on an unknown policy.
 func New(opts Options) *Model {
 	m := &Model{
-		seen:     make(map[[sha256.Size]byte]struct{}),
-		runs:     make(map[string]*run),
-		jobEdges: make(map[string]lineage.Edge),
-		vertices: make(map[string]lineage.Vertex),
+		seen:       make(map[[sha256.Size]byte]struct{}),
+		runs:       make(map[string]*run),
+		jobEdges:   make(map[string]lineage.Edge),
+		vertices:   make(map[string]lineage.Vertex),
+		aliasEdges: make(map[string]lineage.Edge),
 	}
 	switch opts.Runs {
 	case "", "all":
@@ -131,6 +133,7 @@ func (m *Model) Add(data []byte) {
 		return
 	}
 	m.seen[sum] = struct{}{}
+	m.addAliases(ev)
 	switch ev.kind {
 	case lineage.KindDataset:
 		v := lineage.DatasetVertex(ev.dataset)
@@ -176,6 +179,9 @@ func (m *Model) Graph() *Graph {
 	}
 	for id, e := range m.jobEdges {
 		g.Edges[id] = e
+	}
+	for _, e := range m.aliasEdges {
+		lineage.MergeInto(g.Edges, e)
 	}
 	for _, r := range m.runs {
 		if !m.noRuns {
@@ -239,6 +245,7 @@ type event struct {
 	job             lineage.Job
 	dataset         lineage.Dataset // KindDataset
 	inputs, outputs []lineage.Dataset
+	aliases         []alias // symlinks of the datasets named
 
 	// run facets, read leniently (a facet of another shape is ignored)
 	errorMessage           string
@@ -298,24 +305,32 @@ func (o object) named(key, path string) (ns, name string, err error) {
 }
 
 func (o object) datasets(key string) ([]lineage.Dataset, error) {
+	ds, _, err := o.datasetsAliases(key)
+	return ds, err
+}
+
+func (o object) datasetsAliases(key string) ([]lineage.Dataset, []alias, error) {
 	raw, ok := o[key]
 	if !ok || isNull(raw) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("%s: not an array", key)
+		return nil, nil, fmt.Errorf("%s: not an array", key)
 	}
 	out := make([]lineage.Dataset, 0, len(items))
+	var als []alias
 	for i, it := range items {
 		wrap := object{"d": it}
 		ns, name, err := wrap.named("d", fmt.Sprintf("%s[%d]", key, i))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, lineage.Dataset{Namespace: ns, Name: name})
+		d := lineage.Dataset{Namespace: ns, Name: name}
+		out = append(out, d)
+		als = append(als, symlinks(d, it)...)
 	}
-	return out, nil
+	return out, als, nil
 }
 
 var eventTypes = map[string]lineage.EventType{
@@ -366,6 +381,7 @@ func parse(data []byte) (*event, error) {
 			return nil, err
 		}
 		ev.dataset = lineage.Dataset{Namespace: ns, Name: name}
+		ev.aliases = symlinks(ev.dataset, top["dataset"])
 		return ev, nil
 	case !present("run") && present("eventType") && schemaKind == "JobEvent":
 		ev.kind = lineage.KindJob
@@ -400,6 +416,7 @@ func parse(data []byte) (*event, error) {
 			return nil, err
 		}
 		ev.dataset = lineage.Dataset{Namespace: ns, Name: name}
+		ev.aliases = symlinks(ev.dataset, top["dataset"])
 		return ev, nil
 	case present("job"):
 		ev.kind = lineage.KindJob
@@ -411,11 +428,13 @@ func parse(data []byte) (*event, error) {
 		return nil, err
 	}
 	ev.job = lineage.Job{Namespace: ns, Name: name}
-	if ev.inputs, err = top.datasets("inputs"); err != nil {
+	var inAl, outAl []alias
+	if ev.inputs, inAl, err = top.datasetsAliases("inputs"); err != nil {
 		return nil, err
 	}
-	if ev.outputs, err = top.datasets("outputs"); err != nil {
+	if ev.outputs, outAl, err = top.datasetsAliases("outputs"); err != nil {
 		return nil, err
 	}
+	ev.aliases = append(inAl, outAl...)
 	return ev, nil
 }
