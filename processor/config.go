@@ -27,6 +27,9 @@ type RunRecords string
 const (
 	// RunsAll records every run, whatever its outcome.
 	RunsAll RunRecords = "all"
+	// RunsFailed records only the runs that fail (strict policy: first
+	// terminal event FAIL or ABORT), from that event on.
+	RunsFailed RunRecords = "failed"
 	// RunsNone records no run: lineage only.
 	RunsNone RunRecords = "none"
 )
@@ -61,9 +64,10 @@ type PipelineConfig struct {
 	TimeSource TimeSource
 	// Policy is the commit policy (default strict).
 	Policy Policy
-	// Runs says whether runs are recorded as Run vertices with RUN_OF,
-	// READ and WROTE edges: "all" (default) or "none" (lineage only, the
-	// write cost of the model before runs).
+	// Runs says which runs are recorded as Run vertices with RUN_OF, READ
+	// and WROTE edges: "failed" (default: the runs that fail, whose
+	// datasets lineage never shows), "all" (at least one graph write per
+	// run) or "none" (lineage only).
 	Runs RunRecords
 	// RunTimeout: an open run with no event for this long (by record
 	// arrival time) expires without edges and is counted; committed and
@@ -112,7 +116,7 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 		c.TimeSource = TimeArrival
 	}
 	if c.Runs == "" {
-		c.Runs = RunsAll
+		c.Runs = RunsFailed
 	}
 	if c.Policy == "" {
 		c.Policy = PolicyStrict
@@ -170,9 +174,9 @@ func (c PipelineConfig) Validate() error {
 		return fmt.Errorf("%w: time source %q: use %q or %q", ErrConfig, c.TimeSource, TimeArrival, TimeEvent)
 	}
 	switch c.Runs {
-	case RunsAll, RunsNone:
+	case RunsAll, RunsFailed, RunsNone:
 	default:
-		return fmt.Errorf("%w: runs %q: use %q or %q", ErrConfig, c.Runs, RunsAll, RunsNone)
+		return fmt.Errorf("%w: runs %q: use %q, %q or %q", ErrConfig, c.Runs, RunsAll, RunsFailed, RunsNone)
 	}
 	switch c.Policy {
 	case PolicyStrict, PolicyAny:

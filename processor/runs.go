@@ -295,7 +295,7 @@ func (t *runTable) decode(id string, b []byte) (*run, error) {
 			r.outputs = set
 		}
 	}
-	readRunVertex(&rd, &r.rv)
+	readRunVertex(&rd, &r.rv, t.ids)
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}

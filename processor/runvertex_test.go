@@ -16,12 +16,13 @@ import (
 // runRecords runs data (one record each, arrival one second apart)
 // through one shard into a memory graph, flushes, and returns the graph
 // and the stats.
-func runRecords(t *testing.T, data [][]byte) (*refmodel.Graph, *Stats) {
+func runRecords(t *testing.T, data [][]byte, runs RunRecords) (*refmodel.Graph, *Stats) {
 	t.Helper()
 	start := time.Date(2026, 1, 1, 6, 0, 0, 0, time.UTC)
 	clk := &fakeClock{now: start}
 	stats := &Stats{}
 	cfg := testConfig(t, clk, stats)
+	cfg.Runs = runs
 	db := openMem(t, vfs.NewMem())
 	defer db.Close()
 	mem := sink.NewMemory()
@@ -59,8 +60,14 @@ func TestFailedRunIsARunNotLineage(t *testing.T) {
 		[]byte(`{"eventType":"START","eventTime":"2026-01-01T03:00:00Z","run":{"runId":"c1"},"job":{"namespace":"glue","name":"other"},"inputs":[{"namespace":"s3://raw","name":"orders"}]}`),
 		[]byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T03:01:00Z","run":{"runId":"c1"},"job":{"namespace":"glue","name":"other"},"outputs":[{"namespace":"s3://mart","name":"other"}]}`),
 	}
-	got, _ := runRecords(t, recs)
-	want := refmodel.Build(recs, refmodel.Options{})
+	for _, runs := range []RunRecords{RunsFailed, RunsAll} {
+		t.Run("runs="+string(runs), func(t *testing.T) { failedRun(t, recs, runs) })
+	}
+}
+
+func failedRun(t *testing.T, recs [][]byte, runs RunRecords) {
+	got, _ := runRecords(t, recs, runs)
+	want := refmodel.Build(recs, refmodel.Options{Runs: string(runs)})
 	if d := refmodelCompare(want, got); d != "" {
 		t.Fatalf("graph differs from the reference:\n%s", d)
 	}
@@ -88,8 +95,13 @@ func TestFailedRunIsARunNotLineage(t *testing.T) {
 			t.Errorf("WROTE to %s", e.InV)
 		}
 	}
-	// f1: RUN_OF, READ, WROTE; c1: RUN_OF, READ, WROTE + INPUT_TO, OUTPUTS, DERIVES.
-	if labels[lineage.EdgeRunOf] != 2 || labels[lineage.EdgeRead] != 2 || labels[lineage.EdgeWrote] != 2 ||
+	// f1: RUN_OF, READ, WROTE; c1 (runs=all only): RUN_OF, READ, WROTE;
+	// c1: INPUT_TO, OUTPUTS, DERIVES.
+	n := 1
+	if runs == RunsAll {
+		n = 2
+	}
+	if labels[lineage.EdgeRunOf] != n || labels[lineage.EdgeRead] != n || labels[lineage.EdgeWrote] != n ||
 		labels[lineage.EdgeInputTo] != 1 || labels[lineage.EdgeOutputs] != 1 || labels[lineage.EdgeDerives] != 1 {
 		t.Fatalf("edges by label %v", labels)
 	}
@@ -112,7 +124,7 @@ func BenchmarkWriteReduction(b *testing.B) {
 		recs = append(recs, Record{Seq: seqOf(len(recs) + 1), Arrival: arrival, Data: g.Data})
 		return nil
 	})
-	for _, runs := range []RunRecords{RunsAll, RunsNone} {
+	for _, runs := range []RunRecords{RunsAll, RunsFailed, RunsNone} {
 		b.Run("runs="+string(runs), func(b *testing.B) { benchReduction(b, recs, runs) })
 	}
 }
@@ -165,7 +177,7 @@ func TestLenientCounted(t *testing.T) {
 		[]byte(`{"eventType":"COMPLETE","eventTime":"2021-11-03T10:54:00","run":{"runId":"r"},"job":{"namespace":"n","name":"j"},"outputs":[{"namespace":"n","name":"b"}]}`),
 		[]byte(`{"eventType":"COMPLETE","eventTime":"2024-01-01T00:00:00Z","job":{"namespace":"n","name":"k"},"inputs":[{"namespace":"n","name":"b"}],"outputs":[{"namespace":"n","name":"c"}],"schemaURL":"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent"}`),
 	}
-	got, st := runRecords(t, recs)
+	got, st := runRecords(t, recs, "")
 	want := refmodel.Build(recs, refmodel.Options{})
 	if d := refmodelCompare(want, got); d != "" {
 		t.Fatalf("graph differs from the reference:\n%s", d)
@@ -191,7 +203,7 @@ func TestGlueTableByAliasOrPath(t *testing.T) {
 		[]byte(`{"eventType":"START","eventTime":"2026-01-01T02:00:00Z","run":{"runId":"r1"},"job":{"namespace":"glue","name":"build_orders"},"inputs":[{"namespace":"s3://lake","name":"/raw/orders"}],"outputs":[` + out + `]}`),
 		[]byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T02:01:00Z","run":{"runId":"r1"},"job":{"namespace":"glue","name":"build_orders"},"outputs":[` + out + `]}`),
 	}
-	got, _ := runRecords(t, recs)
+	got, _ := runRecords(t, recs, "")
 	if d := refmodelCompare(refmodel.Build(recs, refmodel.Options{}), got); d != "" {
 		t.Fatalf("graph differs from the reference:\n%s", d)
 	}

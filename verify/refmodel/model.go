@@ -19,8 +19,10 @@ type Options struct {
 	// Policy is "strict" (default, also for "") or "any"; see the package
 	// documentation.
 	Policy string
-	// Runs is "all" (default, also for "") or "none": whether runs give
-	// Run vertices with RUN_OF, READ and WROTE edges.
+	// Runs is "failed" (default, also for ""), "all" or "none": which
+	// runs give Run vertices with RUN_OF, READ and WROTE edges. "failed":
+	// the runs whose first terminal event is FAIL or ABORT (policy strict
+	// only), their READ and WROTE edges stamped with the run's span.
 	Runs string
 }
 
@@ -35,8 +37,9 @@ type Graph struct {
 
 // Model folds records one at a time. It is not safe for concurrent use.
 type Model struct {
-	any    bool
-	noRuns bool
+	any        bool
+	noRuns     bool
+	failedRuns bool
 
 	events, invalid, dups int
 	seen                  map[[sha256.Size]byte]struct{}
@@ -94,9 +97,11 @@ func New(opts Options) *Model {
 		aliasEdges: make(map[string]lineage.Edge),
 	}
 	switch opts.Runs {
-	case "", "all":
+	case "all":
 	case "none":
 		m.noRuns = true
+	case "", "failed":
+		m.failedRuns = true
 	default:
 		panic(fmt.Sprintf("refmodel: unknown runs %q", opts.Runs))
 	}
@@ -184,7 +189,13 @@ func (m *Model) Graph() *Graph {
 		lineage.MergeInto(g.Edges, e)
 	}
 	for _, r := range m.runs {
-		if !m.noRuns {
+		switch {
+		case m.noRuns:
+		case m.failedRuns:
+			if !m.any && (r.terminal == lineage.TypeFail || r.terminal == lineage.TypeAbort) {
+				m.addRun(g, r)
+			}
+		default:
 			m.addRun(g, r)
 		}
 	}

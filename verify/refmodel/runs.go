@@ -67,9 +67,15 @@ func (m *Model) addRun(g *Graph, r *run) {
 	}
 	add(lineage.EdgeRunOf, jv, r.tMin, r.tMax)
 	for d, s := range r.reads {
+		if m.failedRuns {
+			s = [2]int64{r.tMin, r.tMax}
+		}
 		add(lineage.EdgeRead, lineage.DatasetVertex(d), s[0], s[1])
 	}
 	for d, s := range r.writes {
+		if m.failedRuns {
+			s = [2]int64{r.tMin, r.tMax}
+		}
 		add(lineage.EdgeWrote, lineage.DatasetVertex(d), s[0], s[1])
 	}
 }
