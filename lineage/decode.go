@@ -540,8 +540,12 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 		lenient |= LenientZonelessTime
 	}
 	if kind == KindRun {
-		if runID, parent, err = t.run.validate(); err != nil {
+		var badParent bool
+		if runID, parent, badParent, err = t.run.validate(); err != nil {
 			return err
+		}
+		if badParent {
+			lenient |= LenientInvalidParent
 		}
 	}
 	var dataset Dataset
@@ -595,29 +599,28 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	return nil
 }
 
-// validate checks an OpenLineage run object and its parent facet.
-func (r *runSlot) validate() (string, *ParentRun, *DecodeError) {
+// validate checks an OpenLineage run object and reads its parent facet
+// leniently: an invalid one is ignored (badParent).
+func (r *runSlot) validate() (runID string, p *ParentRun, badParent bool, err *DecodeError) {
 	switch r.c {
 	case 0:
-		return "", nil, errMissing("run")
+		return "", nil, false, errMissing("run")
 	case '{':
 	default:
-		return "", nil, errType("run", "an object", r.c)
+		return "", nil, false, errType("run", "an object", r.c)
 	}
-	runID, err := r.runID.need("run.runId")
-	if err != nil {
-		return "", nil, err
+	if runID, err = r.runID.need("run.runId"); err != nil {
+		return "", nil, false, err
 	}
 	switch r.facets {
 	case 0, '{':
 	default:
-		return "", nil, errType("run.facets", "an object", r.facets)
+		return "", nil, false, errType("run.facets", "an object", r.facets)
 	}
-	p, err := r.parent.validate(false)
-	if err != nil {
-		return "", nil, prefixed(err, "run.facets")
+	if p, err = r.parent.validate(false); err != nil {
+		return runID, nil, true, nil
 	}
-	return runID, p, nil
+	return runID, p, false, nil
 }
 
 // validate checks a parent run (OpenLineage facet or compact), present or

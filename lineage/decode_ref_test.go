@@ -310,25 +310,17 @@ func refOpenLineage(m refObj) (Event, error) {
 		switch c := facets.typ("parent"); c {
 		case 0:
 		case '{':
+			// Read leniently: an invalid parent facet is ignored.
 			p := facets.obj("parent")
-			switch c := p.typ("run"); c {
-			case 0:
-				return Event{}, errMissing("run.facets.parent.run")
-			case '{':
-			default:
-				return Event{}, errType("run.facets.parent.run", "an object", c)
-			}
 			id, err := p.obj("run").need("runId", "run.facets.parent.run.runId")
-			if err != nil {
-				return Event{}, err
+			job, err2 := p.named("job", "run.facets.parent.job", "namespace")
+			if p.typ("run") == '{' && err == nil && err2 == nil {
+				ev.Parent = &ParentRun{RunID: id, Job: Job(job)}
+			} else {
+				ev.Lenient |= LenientInvalidParent
 			}
-			job, err := p.named("job", "run.facets.parent.job", "namespace")
-			if err != nil {
-				return Event{}, err
-			}
-			ev.Parent = &ParentRun{RunID: id, Job: Job(job)}
 		default:
-			return Event{}, errType("run.facets.parent", "an object", c)
+			ev.Lenient |= LenientInvalidParent
 		}
 	}
 	if ev.Kind == KindDataset {

@@ -55,9 +55,6 @@ var decodeErrorCases = []struct {
 	{"output not an object", `{"eventTime":"2026-03-01T10:00:00Z","run":{"runId":"r1"},"job":{"namespace":"n","name":"j"},"outputs":["s3://a/x"]}`, `lineage: outputs[0]: must be an object, not a string (wrong_type)`},
 	{"null output", `{"eventTime":"2026-03-01T10:00:00Z","run":{"runId":"r1"},"job":{"namespace":"n","name":"j"},"outputs":[null]}`, `lineage: outputs[0]: must be an object, not null (wrong_type)`},
 	{"columnLineage wrong type", `{"eventTime":"2026-03-01T10:00:00Z","run":{"runId":"r1"},"job":{"namespace":"n","name":"j"},"outputs":[{"namespace":"a","name":"x","facets":{"columnLineage":[]}}]}`, `lineage: outputs[0].facets.columnLineage: must be an object, not an array (wrong_type)`},
-	{"parent facet without run id", `{"eventTime":"2026-03-01T10:00:00Z","run":{"runId":"r1","facets":{"parent":{"run":{},"job":{"namespace":"n","name":"p"}}}},"job":{"namespace":"n","name":"j"}}`, `lineage: run.facets.parent.run.runId: required field is missing (missing_field)`},
-	{"parent facet without job name", `{"eventTime":"2026-03-01T10:00:00Z","run":{"runId":"r1","facets":{"parent":{"run":{"runId":"p1"},"job":{"namespace":"n"}}}},"job":{"namespace":"n","name":"j"}}`, `lineage: run.facets.parent.job.name: required field is missing (missing_field)`},
-	{"parent facet wrong type", `{"eventTime":"2026-03-01T10:00:00Z","run":{"runId":"r1","facets":{"parent":"p1"}},"job":{"namespace":"n","name":"j"}}`, `lineage: run.facets.parent: must be an object, not a string (wrong_type)`},
 	{"producer wrong type", `{"eventTime":"2026-03-01T10:00:00Z","run":{"runId":"r1"},"job":{"namespace":"n","name":"j"},"producer":{}}`, `lineage: producer: must be a string, not an object (wrong_type)`},
 	{"first problem in field order", `{"job":{"name":5},"run":{},"eventTime":"yesterday"}`, `lineage: eventTime: "yesterday" is not an RFC 3339 date-time such as 2026-01-02T15:04:05.123Z (invalid_value)`},
 

@@ -84,13 +84,20 @@ const (
 	// LenientKindFromSchemaURL: a record with an eventType but no run,
 	// read as a JobEvent (or DatasetEvent) because its schemaURL says so.
 	LenientKindFromSchemaURL
+	// LenientInvalidParent: a parent run facet that is not a valid
+	// {run: {runId}, job: {namespace, name}} (the Spark integration's own
+	// serde test event has one without run) is ignored: the event has no
+	// Parent. Nothing in the graph depends on it (it only picks the
+	// Kinesis partition key).
+	LenientInvalidParent
 )
 
 // Leniencies lists every Leniency with its metric label.
 var Leniencies = []struct {
 	L    Leniency
 	Name string
-}{{LenientZonelessTime, "zoneless_event_time"}, {LenientKindFromSchemaURL, "kind_from_schema_url"}}
+}{{LenientZonelessTime, "zoneless_event_time"}, {LenientKindFromSchemaURL, "kind_from_schema_url"},
+	{LenientInvalidParent, "invalid_parent_facet"}}
 
 // Event is one decoded lineage event, whatever format it arrived in.
 //

@@ -315,11 +315,6 @@ func (o object) named(key, path string) (ns, name string, err error) {
 	return ns, name, nil
 }
 
-func (o object) datasets(key string) ([]lineage.Dataset, error) {
-	ds, _, err := o.datasetsAliases(key)
-	return ds, err
-}
-
 func (o object) datasetsAliases(key string) ([]lineage.Dataset, []alias, error) {
 	raw, ok := o[key]
 	if !ok || isNull(raw) {
