@@ -51,6 +51,7 @@ type Decoder struct {
 	cols     []colRef
 	ain      []Alias // symlinks of inputs
 	aout     []Alias // symlinks of outputs
+	lc       []Lifecycle
 	names    map[string]string
 	noIntern bool
 }
@@ -89,7 +90,7 @@ func (d *Decoder) Decode(data []byte, ev *Event) error {
 	s := &d.s
 	s.reset(data)
 	d.t = topState{}
-	d.in, d.out, d.cin, d.cout, d.cols, d.ain, d.aout = d.in[:0], d.out[:0], d.cin[:0], d.cout[:0], d.cols[:0], d.ain[:0], d.aout[:0]
+	d.in, d.out, d.cin, d.cout, d.cols, d.ain, d.aout, d.lc = d.in[:0], d.out[:0], d.cin[:0], d.cout[:0], d.cols[:0], d.ain[:0], d.aout[:0], d.lc[:0]
 
 	c := s.peek()
 	if c != '{' {
@@ -128,6 +129,7 @@ type named struct {
 	col                 byte   // facets.columnLineage
 	colRaw              []byte // facets.columnLineage, into the record
 	symRaw              []byte // facets.symlinks when an object, into the record
+	lcRaw               []byte // facets.lifecycleStateChange when an object, into the record
 }
 
 // ref is a run reference: an object with a runId (OpenLineage) or a string
@@ -295,7 +297,7 @@ func (d *Decoder) named(n *named, depth int, cols bool) {
 func (d *Decoder) facets(n *named, depth int) {
 	s := &d.s
 	c := s.peek()
-	n.facets, n.col, n.colRaw, n.symRaw = c, 0, nil, nil
+	n.facets, n.col, n.colRaw, n.symRaw, n.lcRaw = c, 0, nil, nil, nil
 	switch c {
 	case '{':
 	case 'n':
@@ -311,6 +313,9 @@ func (d *Decoder) facets(n *named, depth int) {
 		case "columnLineage":
 		case "symlinks":
 			n.symRaw = d.objSpan(depth + 1)
+			continue
+		case "lifecycleStateChange":
+			n.lcRaw = d.objSpan(depth + 1)
 			continue
 		default:
 			s.skip(depth + 1)
@@ -339,6 +344,7 @@ func (d *Decoder) list(v *listSlot, dst *[]Dataset, name string, depth int, comp
 	if cols {
 		d.cols = d.cols[:0]
 		d.aout = d.aout[:0]
+		d.lc = d.lc[:0]
 	} else if !compact {
 		d.ain = d.ain[:0]
 	}
@@ -367,6 +373,16 @@ func (d *Decoder) list(v *listSlot, dst *[]Dataset, name string, depth int, comp
 		if err != nil {
 			v.err = prefixed(err, name+"["+strconv.Itoa(i)+"]")
 			continue
+		}
+		if cols && !compact && n.lcRaw != nil {
+			if st := lifecycleOf(n.lcRaw); st != "" {
+				d.lc = append(d.lc, Lifecycle{Dataset: ds, State: st})
+				if st == LifecycleDrop {
+					// A DROP is not a write: the dataset is no output.
+					i++
+					continue
+				}
+			}
 		}
 		*dst = append(*dst, ds)
 		if n.symRaw != nil && !compact {
@@ -578,7 +594,7 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	*ev = Event{
 		Kind: kind, Type: typ, Time: when, RunID: runID, Job: job, Parent: parent,
 		Inputs: ev.Inputs[:0], Outputs: ev.Outputs[:0], Datasets: ev.Datasets[:0], Columns: ev.Columns[:0], Aliases: ev.Aliases[:0],
-		Producer: producer, SchemaURL: schemaURL, Lenient: lenient,
+		Lifecycle: ev.Lifecycle[:0], Producer: producer, SchemaURL: schemaURL, Lenient: lenient,
 	}
 	if kind == KindRun {
 		ev.Run = runFacetsOf(t.run.errRaw, t.run.nomRaw)
@@ -591,6 +607,7 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 		return nil
 	}
 	ev.Aliases = append(append(ev.Aliases, d.ain...), d.aout...)
+	ev.Lifecycle = append(ev.Lifecycle, d.lc...)
 	ev.Inputs = append(ev.Inputs, d.in...)
 	ev.Outputs = append(ev.Outputs, d.out...)
 	for _, c := range d.cols {

@@ -174,7 +174,14 @@ func (m refObj) refAliases(key string) []Alias {
 		panic(err)
 	}
 	for _, raw := range elems {
-		out = append(out, refObj{"e": raw}.refAliasesOf()...)
+		e := refObj{"e": raw}
+		if key == "outputs" && e.obj("e").typ("facets") == '{' {
+			f := e.obj("e").obj("facets")
+			if f.typ("lifecycleStateChange") == '{' && lifecycleOf(f["lifecycleStateChange"]) == LifecycleDrop {
+				continue
+			}
+		}
+		out = append(out, e.refAliasesOf()...)
 	}
 	return out
 }
@@ -192,7 +199,7 @@ func (m refObj) refAliasesOf() []Alias {
 	return aliasesOf(nil, ds, f["symlinks"])
 }
 
-func (m refObj) list(key, nsKey string, cols bool) ([]Dataset, []ColumnLineage, error) {
+func (m refObj) list(key, nsKey string, cols bool, lc *[]Lifecycle) ([]Dataset, []ColumnLineage, error) {
 	switch c := m.typ(key); c {
 	case 0:
 		return nil, nil, nil
@@ -224,13 +231,23 @@ func (m refObj) list(key, nsKey string, cols bool) ([]Dataset, []ColumnLineage, 
 				return nil, nil, errType(path+".facets", "an object", c)
 			}
 			f := e.obj("facets")
+			var col []ColumnLineage
 			switch c := f.typ("columnLineage"); c {
 			case 0:
 			case '{':
-				cl = append(cl, ColumnLineage{Output: ds, Raw: []byte(f["columnLineage"])})
+				col = []ColumnLineage{{Output: ds, Raw: []byte(f["columnLineage"])}}
 			default:
 				return nil, nil, errType(path+".facets.columnLineage", "an object", c)
 			}
+			if nsKey == "namespace" && f.typ("lifecycleStateChange") == '{' {
+				if st := lifecycleOf(f["lifecycleStateChange"]); st != "" {
+					*lc = append(*lc, Lifecycle{Dataset: ds, State: st})
+					if st == LifecycleDrop {
+						continue
+					}
+				}
+			}
+			cl = append(cl, col...)
 		}
 		out = append(out, ds)
 	}
@@ -336,10 +353,10 @@ func refOpenLineage(m refObj) (Event, error) {
 			return Event{}, err
 		}
 		ev.Job = Job(job)
-		if ev.Inputs, _, err = m.list("inputs", "namespace", false); err != nil {
+		if ev.Inputs, _, err = m.list("inputs", "namespace", false, &ev.Lifecycle); err != nil {
 			return Event{}, err
 		}
-		if ev.Outputs, ev.Columns, err = m.list("outputs", "namespace", true); err != nil {
+		if ev.Outputs, ev.Columns, err = m.list("outputs", "namespace", true, &ev.Lifecycle); err != nil {
 			return Event{}, err
 		}
 		ev.Aliases = append(m.refAliases("inputs"), m.refAliases("outputs")...)
@@ -383,10 +400,10 @@ func refCompact(m refObj) (Event, error) {
 		return Event{}, err
 	}
 	ev.Job = Job(job)
-	if ev.Inputs, _, err = m.list("in", "ns", false); err != nil {
+	if ev.Inputs, _, err = m.list("in", "ns", false, &ev.Lifecycle); err != nil {
 		return Event{}, err
 	}
-	if ev.Outputs, _, err = m.list("out", "ns", false); err != nil {
+	if ev.Outputs, _, err = m.list("out", "ns", false, &ev.Lifecycle); err != nil {
 		return Event{}, err
 	}
 	if ev.Kind == KindRun {
@@ -453,6 +470,14 @@ func eventDiff(a, b *Event) string {
 	for i := range a.Aliases {
 		if a.Aliases[i] != b.Aliases[i] {
 			return fmt.Sprintf("Aliases[%d] %+q != %+q", i, a.Aliases[i], b.Aliases[i])
+		}
+	}
+	if len(a.Lifecycle) != len(b.Lifecycle) {
+		return fmt.Sprintf("len(Lifecycle) %d != %d", len(a.Lifecycle), len(b.Lifecycle))
+	}
+	for i := range a.Lifecycle {
+		if a.Lifecycle[i] != b.Lifecycle[i] {
+			return fmt.Sprintf("Lifecycle[%d] %+q != %+q", i, a.Lifecycle[i], b.Lifecycle[i])
 		}
 	}
 	if a.Lenient != b.Lenient {

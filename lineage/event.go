@@ -105,18 +105,21 @@ var Leniencies = []struct {
 // empty. For KindDataset, Datasets holds the dataset(s) described and Job is
 // the zero value.
 type Event struct {
-	Kind      EventKind
-	Type      EventType
-	Time      time.Time // eventTime, as sent by the producer (UTC)
-	RunID     string
-	Job       Job
-	Parent    *ParentRun
-	Inputs    []Dataset
-	Outputs   []Dataset
-	Datasets  []Dataset // KindDataset only
-	Columns   []ColumnLineage
-	Run       RunFacets // KindRun only
-	Aliases   []Alias   // the symlinks of the datasets named (OpenLineage format only)
+	Kind     EventKind
+	Type     EventType
+	Time     time.Time // eventTime, as sent by the producer (UTC)
+	RunID    string
+	Job      Job
+	Parent   *ParentRun
+	Inputs   []Dataset
+	Outputs  []Dataset
+	Datasets []Dataset // KindDataset only
+	Columns  []ColumnLineage
+	Run      RunFacets // KindRun only
+	Aliases  []Alias   // the symlinks of the datasets named (OpenLineage format only)
+	// Lifecycle holds the outputs' lifecycleStateChange facets (OpenLineage
+	// format only). An output whose state is DROP is not in Outputs.
+	Lifecycle []Lifecycle
 	Producer  string
 	SchemaURL string
 	Lenient   Leniency // the leniencies the record needed

@@ -237,3 +237,42 @@ func TestGlueTableByAliasOrPath(t *testing.T) {
 		t.Fatalf("%d OUTPUTS edges into the Glue table's dataset, want 1", feeds)
 	}
 }
+
+// TestDropIsNotAWrite: an output with lifecycleStateChange DROP gives no
+// OUTPUTS (nor DERIVES) edge; its Dataset is marked dropped
+// (lifecycleState DROP, droppedAt) by the COMPLETE event; a TRUNCATE is
+// recorded and stays a write.
+func TestDropIsNotAWrite(t *testing.T) {
+	out := `"outputs":[{"namespace":"hive","name":"db.old","facets":{"lifecycleStateChange":{"lifecycleStateChange":"DROP"}}},{"namespace":"hive","name":"db.t","facets":{"lifecycleStateChange":{"lifecycleStateChange":"TRUNCATE"}}}]`
+	recs := [][]byte{
+		[]byte(`{"eventType":"START","eventTime":"2026-01-01T02:00:00Z","run":{"runId":"d1"},"job":{"namespace":"spark","name":"drop_old"},"inputs":[{"namespace":"hive","name":"db.src"}],` + out + `}`),
+		[]byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T02:00:05Z","run":{"runId":"d1"},"job":{"namespace":"spark","name":"drop_old"},` + out + `}`),
+	}
+	got, _ := runRecords(t, recs, RunsAll)
+	if d := refmodelCompare(refmodel.Build(recs, refmodel.Options{Runs: "all"}), got); d != "" {
+		t.Fatalf("graph differs from the reference:\n%s", d)
+	}
+	old := lineage.DatasetID(lineage.Dataset{Namespace: "hive", Name: "db.old"})
+	trunc := lineage.DatasetID(lineage.Dataset{Namespace: "hive", Name: "db.t"})
+	for _, e := range got.Edges {
+		if e.InV == old {
+			t.Errorf("%s edge into the dropped dataset", e.Label)
+		}
+	}
+	t5 := time.Date(2026, 1, 1, 2, 0, 5, 0, time.UTC).UnixMilli()
+	st, _ := got.Vertices[old].Props.Get(lineage.PropLifecycleState)
+	at, _ := got.Vertices[old].Props.Get(lineage.PropDroppedAt)
+	if st.Str != "DROP" || at.Num != t5 {
+		t.Fatalf("dropped dataset %v", got.Vertices[old].Props)
+	}
+	tr, _ := got.Vertices[trunc].Props.Get(lineage.PropLifecycleState)
+	outputs := 0
+	for _, e := range got.Edges {
+		if e.Label == lineage.EdgeOutputs && e.InV == trunc {
+			outputs++
+		}
+	}
+	if tr.Str != "TRUNCATE" || outputs != 1 {
+		t.Fatalf("truncated dataset %v, %d OUTPUTS", got.Vertices[trunc].Props, outputs)
+	}
+}

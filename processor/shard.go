@@ -315,6 +315,7 @@ func (s *Shard) record(r *Record) {
 		s.runEvent(bucket, arrival)
 	}
 	s.aliases(bucket)
+	s.lifecycle(bucket)
 }
 
 func (s *Shard) deadLetter(r *Record, err error) {

@@ -67,3 +67,17 @@ func (m *Model) addAliases(ev *event) {
 		lineage.MergeInto(m.aliasEdges, lineage.NewEdge(lineage.EdgeAliasOf, av.ID, dv.ID, ev.time, ev.time, ev.runID))
 	}
 }
+
+// lifecycleState reads the lifecycleStateChange facet of the output
+// dataset object raw: its state, "" when absent or of another shape.
+func lifecycleState(raw json.RawMessage) string {
+	var ds map[string]json.RawMessage
+	var facets map[string]json.RawMessage
+	var lc map[string]json.RawMessage
+	var st string
+	if json.Unmarshal(raw, &ds) != nil || json.Unmarshal(ds["facets"], &facets) != nil ||
+		json.Unmarshal(facets["lifecycleStateChange"], &lc) != nil || json.Unmarshal(lc["lifecycleStateChange"], &st) != nil {
+		return ""
+	}
+	return st
+}

@@ -164,6 +164,11 @@ func (m *Model) Add(data []byte) {
 		}
 		if m.any || ev.typ == lineage.TypeComplete {
 			r.stamp(ev.time)
+			for _, l := range ev.lifecycle {
+				v := lineage.DatasetVertex(l.Dataset)
+				v.Props = lineage.MakeProps(lineage.LifecycleProps(l, ev.time)...)
+				lineage.MergeVertexInto(m.vertices, v)
+			}
 		}
 	}
 }
@@ -257,6 +262,7 @@ type event struct {
 	dataset         lineage.Dataset // KindDataset
 	inputs, outputs []lineage.Dataset
 	aliases         []alias // symlinks of the datasets named
+	lifecycle       []lineage.Lifecycle
 
 	// run facets, read leniently (a facet of another shape is ignored)
 	errorMessage           string
@@ -315,28 +321,37 @@ func (o object) named(key, path string) (ns, name string, err error) {
 	return ns, name, nil
 }
 
-func (o object) datasetsAliases(key string) ([]lineage.Dataset, []alias, error) {
+func (o object) datasetsAliases(key string) ([]lineage.Dataset, []alias, []lineage.Lifecycle, error) {
 	raw, ok := o[key]
 	if !ok || isNull(raw) {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, nil, fmt.Errorf("%s: not an array", key)
+		return nil, nil, nil, fmt.Errorf("%s: not an array", key)
 	}
 	out := make([]lineage.Dataset, 0, len(items))
 	var als []alias
+	var lcs []lineage.Lifecycle
 	for i, it := range items {
 		wrap := object{"d": it}
 		ns, name, err := wrap.named("d", fmt.Sprintf("%s[%d]", key, i))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		d := lineage.Dataset{Namespace: ns, Name: name}
+		if key == "outputs" {
+			if st := lifecycleState(it); st != "" {
+				lcs = append(lcs, lineage.Lifecycle{Dataset: d, State: st})
+				if st == lineage.LifecycleDrop {
+					continue // a DROP is not a write
+				}
+			}
+		}
 		out = append(out, d)
 		als = append(als, symlinks(d, it)...)
 	}
-	return out, als, nil
+	return out, als, lcs, nil
 }
 
 var eventTypes = map[string]lineage.EventType{
@@ -435,10 +450,10 @@ func parse(data []byte) (*event, error) {
 	}
 	ev.job = lineage.Job{Namespace: ns, Name: name}
 	var inAl, outAl []alias
-	if ev.inputs, inAl, err = top.datasetsAliases("inputs"); err != nil {
+	if ev.inputs, inAl, _, err = top.datasetsAliases("inputs"); err != nil {
 		return nil, err
 	}
-	if ev.outputs, outAl, err = top.datasetsAliases("outputs"); err != nil {
+	if ev.outputs, outAl, ev.lifecycle, err = top.datasetsAliases("outputs"); err != nil {
 		return nil, err
 	}
 	ev.aliases = append(inAl, outAl...)
