@@ -3,6 +3,7 @@ package lineage
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -48,6 +49,9 @@ type Decoder struct {
 	cin      []Dataset // compact in
 	cout     []Dataset // compact out
 	cols     []colRef
+	ain      []Alias // symlinks of inputs
+	aout     []Alias // symlinks of outputs
+	lc       []Lifecycle
 	names    map[string]string
 	noIntern bool
 }
@@ -86,7 +90,7 @@ func (d *Decoder) Decode(data []byte, ev *Event) error {
 	s := &d.s
 	s.reset(data)
 	d.t = topState{}
-	d.in, d.out, d.cin, d.cout, d.cols = d.in[:0], d.out[:0], d.cin[:0], d.cout[:0], d.cols[:0]
+	d.in, d.out, d.cin, d.cout, d.cols, d.ain, d.aout, d.lc = d.in[:0], d.out[:0], d.cin[:0], d.cout[:0], d.cols[:0], d.ain[:0], d.aout[:0], d.lc[:0]
 
 	c := s.peek()
 	if c != '{' {
@@ -124,6 +128,8 @@ type named struct {
 	facets              byte   // outputs only
 	col                 byte   // facets.columnLineage
 	colRaw              []byte // facets.columnLineage, into the record
+	symRaw              []byte // facets.symlinks when an object, into the record
+	lcRaw               []byte // facets.lifecycleStateChange when an object, into the record
 }
 
 // ref is a run reference: an object with a runId (OpenLineage) or a string
@@ -144,6 +150,8 @@ type runSlot struct {
 	ref
 	facets byte
 	parent parentSlot // facets.parent
+	errRaw []byte     // facets.errorMessage when an object, into the record
+	nomRaw []byte     // facets.nominalTime when an object, into the record
 }
 
 type listSlot struct {
@@ -278,22 +286,18 @@ func (d *Decoder) named(n *named, depth int, cols bool) {
 		case "name":
 			d.str(&n.name, depth+1, true)
 		case "facets":
-			if cols {
-				d.facets(n, depth+1)
-			} else {
-				s.skip(depth + 1)
-			}
+			d.facets(n, depth+1)
 		default:
 			s.skip(depth + 1)
 		}
 	}
 }
 
-// facets scans a dataset's facets for columnLineage.
+// facets scans a dataset's facets for columnLineage and symlinks.
 func (d *Decoder) facets(n *named, depth int) {
 	s := &d.s
 	c := s.peek()
-	n.facets, n.col, n.colRaw = c, 0, nil
+	n.facets, n.col, n.colRaw, n.symRaw, n.lcRaw = c, 0, nil, nil, nil
 	switch c {
 	case '{':
 	case 'n':
@@ -305,7 +309,15 @@ func (d *Decoder) facets(n *named, depth int) {
 		return
 	}
 	for ok := s.objBegin(); ok; ok = s.objNext() {
-		if string(s.key()) != "columnLineage" {
+		switch string(s.key()) {
+		case "columnLineage":
+		case "symlinks":
+			n.symRaw = d.objSpan(depth + 1)
+			continue
+		case "lifecycleStateChange":
+			n.lcRaw = d.objSpan(depth + 1)
+			continue
+		default:
 			s.skip(depth + 1)
 			continue
 		}
@@ -331,6 +343,10 @@ func (d *Decoder) list(v *listSlot, dst *[]Dataset, name string, depth int, comp
 	*dst = (*dst)[:0]
 	if cols {
 		d.cols = d.cols[:0]
+		d.aout = d.aout[:0]
+		d.lc = d.lc[:0]
+	} else if !compact {
+		d.ain = d.ain[:0]
 	}
 	switch c {
 	case '[':
@@ -358,7 +374,24 @@ func (d *Decoder) list(v *listSlot, dst *[]Dataset, name string, depth int, comp
 			v.err = prefixed(err, name+"["+strconv.Itoa(i)+"]")
 			continue
 		}
+		if cols && !compact && n.lcRaw != nil {
+			if st := lifecycleOf(n.lcRaw); st != "" {
+				d.lc = append(d.lc, Lifecycle{Dataset: ds, State: st})
+				if st == LifecycleDrop {
+					// A DROP is not a write: the dataset is no output.
+					i++
+					continue
+				}
+			}
+		}
 		*dst = append(*dst, ds)
+		if n.symRaw != nil && !compact {
+			if cols {
+				d.aout = aliasesOf(d.aout, ds, n.symRaw)
+			} else {
+				d.ain = aliasesOf(d.ain, ds, n.symRaw)
+			}
+		}
 		if n.col != 0 {
 			d.cols = append(d.cols, colRef{out: ds, raw: n.colRaw})
 		}
@@ -392,13 +425,18 @@ func (d *Decoder) run(r *runSlot, depth int) {
 		case "runId":
 			d.str(&r.runID, depth+1, false)
 		case "facets":
-			r.facets, r.parent = s.peek(), parentSlot{}
+			r.facets, r.parent, r.errRaw, r.nomRaw = s.peek(), parentSlot{}, nil, nil
 			switch r.facets {
 			case '{':
 				for ok := s.objBegin(); ok; ok = s.objNext() {
-					if string(s.key()) == "parent" {
+					switch string(s.key()) {
+					case "parent":
 						d.parent(&r.parent, depth+2)
-					} else {
+					case "errorMessage":
+						r.errRaw = d.objSpan(depth + 2)
+					case "nominalTime":
+						r.nomRaw = d.objSpan(depth + 2)
+					default:
 						s.skip(depth + 2)
 					}
 				}
@@ -412,6 +450,17 @@ func (d *Decoder) run(r *runSlot, depth int) {
 			s.skip(depth + 1)
 		}
 	}
+}
+
+// objSpan returns the raw bytes of a value that is an object (nil for
+// anything else, which is skipped).
+func (d *Decoder) objSpan(depth int) []byte {
+	s := &d.s
+	if s.peek() == '{' {
+		return s.span(depth)
+	}
+	s.skip(depth)
+	return nil
 }
 
 // parent scans a parent run: the OpenLineage parent facet
@@ -472,7 +521,12 @@ func (d *Decoder) ref(r *ref, depth int) {
 func (d *Decoder) finishOpenLineage(ev *Event) error {
 	t := &d.t
 	var kind EventKind
+	var lenient Leniency
 	switch {
+	case t.run.c == 0 && t.eventType.c != 0 && t.schemaURL.c == '"' && schemaKind(t.schemaURL.s) != 0:
+		// Marquez reads the kind from schemaURL: a JobEvent or a
+		// DatasetEvent that also carries an eventType.
+		kind, lenient = schemaKind(t.schemaURL.s), LenientKindFromSchemaURL
 	case t.run.c != 0 || t.eventType.c != 0:
 		kind = KindRun
 	case t.dataset.c != 0:
@@ -494,13 +548,20 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 			return err
 		}
 	}
-	when, err := eventTime(&t.eventTime, "eventTime")
+	when, zoneless, err := eventTimeLenient(&t.eventTime, "eventTime")
 	if err != nil {
 		return err
 	}
+	if zoneless {
+		lenient |= LenientZonelessTime
+	}
 	if kind == KindRun {
-		if runID, parent, err = t.run.validate(); err != nil {
+		var badParent bool
+		if runID, parent, badParent, err = t.run.validate(); err != nil {
 			return err
+		}
+		if badParent {
+			lenient |= LenientInvalidParent
 		}
 	}
 	var dataset Dataset
@@ -532,13 +593,21 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 
 	*ev = Event{
 		Kind: kind, Type: typ, Time: when, RunID: runID, Job: job, Parent: parent,
-		Inputs: ev.Inputs[:0], Outputs: ev.Outputs[:0], Datasets: ev.Datasets[:0], Columns: ev.Columns[:0],
-		Producer: producer, SchemaURL: schemaURL,
+		Inputs: ev.Inputs[:0], Outputs: ev.Outputs[:0], Datasets: ev.Datasets[:0], Columns: ev.Columns[:0], Aliases: ev.Aliases[:0],
+		Lifecycle: ev.Lifecycle[:0], Producer: producer, SchemaURL: schemaURL, Lenient: lenient,
+	}
+	if kind == KindRun {
+		ev.Run = runFacetsOf(t.run.errRaw, t.run.nomRaw)
 	}
 	if kind == KindDataset {
 		ev.Datasets = append(ev.Datasets, dataset)
+		if t.dataset.symRaw != nil {
+			ev.Aliases = aliasesOf(ev.Aliases, dataset, t.dataset.symRaw)
+		}
 		return nil
 	}
+	ev.Aliases = append(append(ev.Aliases, d.ain...), d.aout...)
+	ev.Lifecycle = append(ev.Lifecycle, d.lc...)
 	ev.Inputs = append(ev.Inputs, d.in...)
 	ev.Outputs = append(ev.Outputs, d.out...)
 	for _, c := range d.cols {
@@ -547,29 +616,28 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	return nil
 }
 
-// validate checks an OpenLineage run object and its parent facet.
-func (r *runSlot) validate() (string, *ParentRun, *DecodeError) {
+// validate checks an OpenLineage run object and reads its parent facet
+// leniently: an invalid one is ignored (badParent).
+func (r *runSlot) validate() (runID string, p *ParentRun, badParent bool, err *DecodeError) {
 	switch r.c {
 	case 0:
-		return "", nil, errMissing("run")
+		return "", nil, false, errMissing("run")
 	case '{':
 	default:
-		return "", nil, errType("run", "an object", r.c)
+		return "", nil, false, errType("run", "an object", r.c)
 	}
-	runID, err := r.runID.need("run.runId")
-	if err != nil {
-		return "", nil, err
+	if runID, err = r.runID.need("run.runId"); err != nil {
+		return "", nil, false, err
 	}
 	switch r.facets {
 	case 0, '{':
 	default:
-		return "", nil, errType("run.facets", "an object", r.facets)
+		return "", nil, false, errType("run.facets", "an object", r.facets)
 	}
-	p, err := r.parent.validate(false)
-	if err != nil {
-		return "", nil, prefixed(err, "run.facets")
+	if p, err = r.parent.validate(false); err != nil {
+		return runID, nil, true, nil
 	}
-	return runID, p, nil
+	return runID, p, false, nil
 }
 
 // validate checks a parent run (OpenLineage facet or compact), present or
@@ -713,6 +781,36 @@ func eventTime(v *strSlot, path string) (time.Time, *DecodeError) {
 		return time.Time{}, errTime(path, s)
 	}
 	return t, nil
+}
+
+// eventTimeLenient is eventTime, but a date-time without a zone offset
+// (YYYY-MM-DDTHH:MM:SS[.fraction]) is read as UTC, as Marquez does, and
+// reported (zoneless).
+func eventTimeLenient(v *strSlot, path string) (t time.Time, zoneless bool, err *DecodeError) {
+	s, err := v.need(path)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	if t, ok := parseTime(s); ok {
+		return t, false, nil
+	}
+	if t, ok := parseTime(s + "Z"); ok {
+		return t, true, nil
+	}
+	return time.Time{}, false, errTime(path, s)
+}
+
+// schemaKind is the event kind a schemaURL names by its fragment
+// ("...#/$defs/JobEvent", "...#/$defs/DatasetEvent"), 0 for any other
+// (RunEvent included: that is the default reading).
+func schemaKind(url string) EventKind {
+	switch {
+	case strings.HasSuffix(url, "/JobEvent"):
+		return KindJob
+	case strings.HasSuffix(url, "/DatasetEvent"):
+		return KindDataset
+	}
+	return 0
 }
 
 // parseTime parses an RFC 3339 date-time as producers write it,

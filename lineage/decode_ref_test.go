@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -161,7 +162,44 @@ func (m refObj) named(key, path, nsKey string) (Dataset, error) {
 
 // list decodes the optional dataset array at key; cols collects the
 // columnLineage facets.
-func (m refObj) list(key, nsKey string, cols bool) ([]Dataset, []ColumnLineage, error) {
+// refAliases returns the aliases of the elements of the dataset array at
+// key (OpenLineage format): the symlinks facet of each.
+func (m refObj) refAliases(key string) []Alias {
+	var out []Alias
+	if m.typ(key) != '[' {
+		return nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(m[key], &elems); err != nil {
+		panic(err)
+	}
+	for _, raw := range elems {
+		e := refObj{"e": raw}
+		if key == "outputs" && e.obj("e").typ("facets") == '{' {
+			f := e.obj("e").obj("facets")
+			if f.typ("lifecycleStateChange") == '{' && lifecycleOf(f["lifecycleStateChange"]) == LifecycleDrop {
+				continue
+			}
+		}
+		out = append(out, e.refAliasesOf()...)
+	}
+	return out
+}
+
+// refAliasesOf returns the aliases of the dataset object at "e".
+func (m refObj) refAliasesOf() []Alias {
+	ds, err := m.named("e", "e", "namespace")
+	if err != nil || m.obj("e").typ("facets") != '{' {
+		return nil
+	}
+	f := m.obj("e").obj("facets")
+	if f.typ("symlinks") != '{' {
+		return nil
+	}
+	return aliasesOf(nil, ds, f["symlinks"])
+}
+
+func (m refObj) list(key, nsKey string, cols bool, lc *[]Lifecycle) ([]Dataset, []ColumnLineage, error) {
 	switch c := m.typ(key); c {
 	case 0:
 		return nil, nil, nil
@@ -193,13 +231,23 @@ func (m refObj) list(key, nsKey string, cols bool) ([]Dataset, []ColumnLineage, 
 				return nil, nil, errType(path+".facets", "an object", c)
 			}
 			f := e.obj("facets")
+			var col []ColumnLineage
 			switch c := f.typ("columnLineage"); c {
 			case 0:
 			case '{':
-				cl = append(cl, ColumnLineage{Output: ds, Raw: []byte(f["columnLineage"])})
+				col = []ColumnLineage{{Output: ds, Raw: []byte(f["columnLineage"])}}
 			default:
 				return nil, nil, errType(path+".facets.columnLineage", "an object", c)
 			}
+			if nsKey == "namespace" && f.typ("lifecycleStateChange") == '{' {
+				if st := lifecycleOf(f["lifecycleStateChange"]); st != "" {
+					*lc = append(*lc, Lifecycle{Dataset: ds, State: st})
+					if st == LifecycleDrop {
+						continue
+					}
+				}
+			}
+			cl = append(cl, col...)
 		}
 		out = append(out, ds)
 	}
@@ -208,7 +256,24 @@ func (m refObj) list(key, nsKey string, cols bool) ([]Dataset, []ColumnLineage, 
 
 func refOpenLineage(m refObj) (Event, error) {
 	var ev Event
+	var url string
+	if m.typ("schemaURL") == '"' {
+		url = m.rawString("schemaURL")
+	}
+	refKind := func() EventKind {
+		if i := strings.LastIndex(url, "/"); i >= 0 {
+			switch url[i+1:] {
+			case "JobEvent":
+				return KindJob
+			case "DatasetEvent":
+				return KindDataset
+			}
+		}
+		return 0
+	}
 	switch {
+	case !m.has("run") && m.has("eventType") && refKind() != 0:
+		ev.Kind, ev.Lenient = refKind(), LenientKindFromSchemaURL
 	case m.has("run") || m.has("eventType"):
 		ev.Kind = KindRun
 	case m.has("dataset"):
@@ -225,7 +290,13 @@ func refOpenLineage(m refObj) (Event, error) {
 		}
 	}
 	if ev.Time, err = m.time("eventTime"); err != nil {
-		return Event{}, err
+		// Zone-less date-times are read as UTC (and reported).
+		s, _ := m.need("eventTime", "eventTime")
+		t, ok := refParseTime(s + "Z")
+		if !ok || m.typ("eventTime") != '"' {
+			return Event{}, err
+		}
+		ev.Time, ev.Lenient = t, ev.Lenient|LenientZonelessTime
 	}
 	if ev.Kind == KindRun {
 		switch c := m.typ("run"); c {
@@ -245,28 +316,28 @@ func refOpenLineage(m refObj) (Event, error) {
 			return Event{}, errType("run.facets", "an object", c)
 		}
 		facets := run.obj("facets")
+		var errRaw, nomRaw []byte
+		if facets.typ("errorMessage") == '{' {
+			errRaw = facets["errorMessage"]
+		}
+		if facets.typ("nominalTime") == '{' {
+			nomRaw = facets["nominalTime"]
+		}
+		ev.Run = runFacetsOf(errRaw, nomRaw)
 		switch c := facets.typ("parent"); c {
 		case 0:
 		case '{':
+			// Read leniently: an invalid parent facet is ignored.
 			p := facets.obj("parent")
-			switch c := p.typ("run"); c {
-			case 0:
-				return Event{}, errMissing("run.facets.parent.run")
-			case '{':
-			default:
-				return Event{}, errType("run.facets.parent.run", "an object", c)
-			}
 			id, err := p.obj("run").need("runId", "run.facets.parent.run.runId")
-			if err != nil {
-				return Event{}, err
+			job, err2 := p.named("job", "run.facets.parent.job", "namespace")
+			if p.typ("run") == '{' && err == nil && err2 == nil {
+				ev.Parent = &ParentRun{RunID: id, Job: Job(job)}
+			} else {
+				ev.Lenient |= LenientInvalidParent
 			}
-			job, err := p.named("job", "run.facets.parent.job", "namespace")
-			if err != nil {
-				return Event{}, err
-			}
-			ev.Parent = &ParentRun{RunID: id, Job: Job(job)}
 		default:
-			return Event{}, errType("run.facets.parent", "an object", c)
+			ev.Lenient |= LenientInvalidParent
 		}
 	}
 	if ev.Kind == KindDataset {
@@ -275,18 +346,20 @@ func refOpenLineage(m refObj) (Event, error) {
 			return Event{}, err
 		}
 		ev.Datasets = []Dataset{ds}
+		ev.Aliases = refObj{"e": m["dataset"]}.refAliasesOf()
 	} else {
 		job, err := m.named("job", "job", "namespace")
 		if err != nil {
 			return Event{}, err
 		}
 		ev.Job = Job(job)
-		if ev.Inputs, _, err = m.list("inputs", "namespace", false); err != nil {
+		if ev.Inputs, _, err = m.list("inputs", "namespace", false, &ev.Lifecycle); err != nil {
 			return Event{}, err
 		}
-		if ev.Outputs, ev.Columns, err = m.list("outputs", "namespace", true); err != nil {
+		if ev.Outputs, ev.Columns, err = m.list("outputs", "namespace", true, &ev.Lifecycle); err != nil {
 			return Event{}, err
 		}
+		ev.Aliases = append(m.refAliases("inputs"), m.refAliases("outputs")...)
 	}
 	if ev.Producer, err = m.opt("producer", "producer"); err != nil {
 		return Event{}, err
@@ -327,10 +400,10 @@ func refCompact(m refObj) (Event, error) {
 		return Event{}, err
 	}
 	ev.Job = Job(job)
-	if ev.Inputs, _, err = m.list("in", "ns", false); err != nil {
+	if ev.Inputs, _, err = m.list("in", "ns", false, &ev.Lifecycle); err != nil {
 		return Event{}, err
 	}
-	if ev.Outputs, _, err = m.list("out", "ns", false); err != nil {
+	if ev.Outputs, _, err = m.list("out", "ns", false, &ev.Lifecycle); err != nil {
 		return Event{}, err
 	}
 	if ev.Kind == KindRun {
@@ -390,6 +463,28 @@ func eventDiff(a, b *Event) string {
 				return fmt.Sprintf("%s[%d] %+q != %+q", l.name, i, l.a[i], l.b[i])
 			}
 		}
+	}
+	if len(a.Aliases) != len(b.Aliases) {
+		return fmt.Sprintf("len(Aliases) %d != %d", len(a.Aliases), len(b.Aliases))
+	}
+	for i := range a.Aliases {
+		if a.Aliases[i] != b.Aliases[i] {
+			return fmt.Sprintf("Aliases[%d] %+q != %+q", i, a.Aliases[i], b.Aliases[i])
+		}
+	}
+	if len(a.Lifecycle) != len(b.Lifecycle) {
+		return fmt.Sprintf("len(Lifecycle) %d != %d", len(a.Lifecycle), len(b.Lifecycle))
+	}
+	for i := range a.Lifecycle {
+		if a.Lifecycle[i] != b.Lifecycle[i] {
+			return fmt.Sprintf("Lifecycle[%d] %+q != %+q", i, a.Lifecycle[i], b.Lifecycle[i])
+		}
+	}
+	if a.Lenient != b.Lenient {
+		return fmt.Sprintf("Lenient %v != %v", a.Lenient, b.Lenient)
+	}
+	if a.Run != b.Run {
+		return fmt.Sprintf("Run %+v != %+v", a.Run, b.Run)
 	}
 	if len(a.Columns) != len(b.Columns) {
 		return fmt.Sprintf("len(Columns) %d != %d", len(a.Columns), len(b.Columns))

@@ -72,24 +72,57 @@ type ColumnLineage struct {
 	Raw    []byte
 }
 
+// Leniency is a set of departures from the OpenLineage spec that the
+// decoder accepted where Marquez accepts them, so that producers can be
+// told (each is counted in a metric).
+type Leniency uint8
+
+const (
+	// LenientZonelessTime: eventTime without a zone offset, read as UTC
+	// (older Python clients and Marquez samples write them).
+	LenientZonelessTime Leniency = 1 << iota
+	// LenientKindFromSchemaURL: a record with an eventType but no run,
+	// read as a JobEvent (or DatasetEvent) because its schemaURL says so.
+	LenientKindFromSchemaURL
+	// LenientInvalidParent: a parent run facet that is not a valid
+	// {run: {runId}, job: {namespace, name}} (the Spark integration's own
+	// serde test event has one without run) is ignored: the event has no
+	// Parent. Nothing in the graph depends on it (it only picks the
+	// Kinesis partition key).
+	LenientInvalidParent
+)
+
+// Leniencies lists every Leniency with its metric label.
+var Leniencies = []struct {
+	L    Leniency
+	Name string
+}{{LenientZonelessTime, "zoneless_event_time"}, {LenientKindFromSchemaURL, "kind_from_schema_url"},
+	{LenientInvalidParent, "invalid_parent_facet"}}
+
 // Event is one decoded lineage event, whatever format it arrived in.
 //
 // For KindRun, RunID and Job are set. For KindJob, Job is set and RunID is
 // empty. For KindDataset, Datasets holds the dataset(s) described and Job is
 // the zero value.
 type Event struct {
-	Kind      EventKind
-	Type      EventType
-	Time      time.Time // eventTime, as sent by the producer (UTC)
-	RunID     string
-	Job       Job
-	Parent    *ParentRun
-	Inputs    []Dataset
-	Outputs   []Dataset
-	Datasets  []Dataset // KindDataset only
-	Columns   []ColumnLineage
+	Kind     EventKind
+	Type     EventType
+	Time     time.Time // eventTime, as sent by the producer (UTC)
+	RunID    string
+	Job      Job
+	Parent   *ParentRun
+	Inputs   []Dataset
+	Outputs  []Dataset
+	Datasets []Dataset // KindDataset only
+	Columns  []ColumnLineage
+	Run      RunFacets // KindRun only
+	Aliases  []Alias   // the symlinks of the datasets named (OpenLineage format only)
+	// Lifecycle holds the outputs' lifecycleStateChange facets (OpenLineage
+	// format only). An output whose state is DROP is not in Outputs.
+	Lifecycle []Lifecycle
 	Producer  string
 	SchemaURL string
+	Lenient   Leniency // the leniencies the record needed
 }
 
 // RootJob is the job whose name keys the event's records on Kinesis, the

@@ -4,6 +4,8 @@ package lineage
 const (
 	LabelDataset = "Dataset"
 	LabelJob     = "Job"
+	// LabelRun is a run of a job, whatever its outcome (see [RunVertexID]).
+	LabelRun = "Run"
 
 	// EdgeInputTo is Dataset -[INPUT_TO]-> Job.
 	EdgeInputTo = "INPUT_TO"
@@ -11,15 +13,56 @@ const (
 	EdgeOutputs = "OUTPUTS"
 	// EdgeDerives is the collapsed origin->destination edge Dataset -[DERIVES]-> Dataset.
 	EdgeDerives = "DERIVES"
+
+	// EdgeRunOf is Run -[RUN_OF]-> Job.
+	EdgeRunOf = "RUN_OF"
+	// EdgeRead is Run -[READ]-> Dataset: the run named the dataset as an
+	// input, whatever its outcome. Not lineage (FAILed runs have it too).
+	EdgeRead = "READ"
+	// EdgeWrote is Run -[WROTE]-> Dataset: the run named the dataset as
+	// an output, whatever its outcome. Not lineage.
+	EdgeWrote = "WROTE"
+)
+
+// Run vertex property keys (see [Prop] for the merge rules).
+const (
+	PropRunID            = "runId"            // constant
+	PropJobNamespace     = "jobNamespace"     // the job of the run's earliest event (stamp -eventTime)
+	PropJobName          = "jobName"          // idem
+	PropState            = "state"            // see RunStateProp
+	PropStartedAt        = "startedAt"        // min eventTime of the run's events
+	PropEndedAt          = "endedAt"          // max eventTime of its terminal events
+	PropDurationMs       = "durationMs"       // max of endedAt - startedAt as the processor knows them
+	PropUpdatedAt        = "updatedAt"        // max eventTime of the run's events
+	PropErrorMessage     = "errorMessage"     // errorMessage run facet's message, last writer wins
+	PropNominalStartTime = "nominalStartTime" // nominalTime run facet, last writer wins
+	PropNominalEndTime   = "nominalEndTime"   // idem
 )
 
 // Vertex is one graph vertex. Its ID is a pure, injective function of
-// (Label, Namespace, Name): see [DatasetID] and [JobID].
+// (Label, Namespace, Name): see [DatasetID], [JobID] and [RunVertexID].
+// Namespace and Name are written when the vertex is created; Props are
+// merged into the graph's by the rules of [Prop]. A Run vertex has an empty
+// Namespace and Name (its name is the runId property).
 type Vertex struct {
 	ID        string
 	Label     string
 	Namespace string
 	Name      string
+	Props     Props `json:",omitempty"`
+}
+
+// Merge folds o (same id) into v: the properties by the rules of [Prop].
+func (v *Vertex) Merge(o Vertex) { v.Props = v.Props.Merge(o.Props) }
+
+// MergeVertexInto applies v to the vertices m (by id) as the graph applies
+// a vertex upsert.
+func MergeVertexInto(m map[string]Vertex, v Vertex) {
+	if cur, ok := m[v.ID]; ok {
+		cur.Merge(v)
+		v = cur
+	}
+	m[v.ID] = v
 }
 
 // Edge is one graph edge with the properties that the sink merges by
@@ -72,4 +115,25 @@ type Batch struct {
 	Key      string
 	Vertices []Vertex
 	Edges    []Edge
+}
+
+// terminalStamp lifts the stamp of terminal states above every
+// non-terminal one (eventTimes stay far below it).
+const terminalStamp = int64(1) << 60
+
+// RunStateProp is the state property one event of type t at eventTime ms
+// (Unix) gives its run: a terminal state wins over any non-terminal one;
+// between terminal states the earliest wins (the strict commit policy
+// decides by the first terminal event), between non-terminal ones the
+// latest; ties by the greater state name. An event with no eventType gives
+// none (ok false).
+func RunStateProp(t EventType, ms int64) (p Prop, ok bool) {
+	if t == TypeUnspecified {
+		return Prop{}, false
+	}
+	stamp := ms
+	if t.Terminal() {
+		stamp = terminalStamp - ms
+	}
+	return Prop{Key: PropState, Str: string(t), Stamp: stamp}, true
 }

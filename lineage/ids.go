@@ -28,6 +28,15 @@ func vertexID(prefix, ns, name string) string {
 	return string(b)
 }
 
+// RunVertexID is the vertex id of a run: "run:" + len(runId) + ":" +
+// runId + "/" (the encoding of [DatasetID] with an empty name).
+func RunVertexID(runID string) string { return vertexID("run:", runID, "") }
+
+// RunVertex returns the vertex of a run with properties ps.
+func RunVertex(runID string, ps ...Prop) Vertex {
+	return Vertex{ID: RunVertexID(runID), Label: LabelRun, Props: MakeProps(ps...)}
+}
+
 // DatasetVertex returns the vertex of a dataset.
 func DatasetVertex(d Dataset) Vertex {
 	return Vertex{ID: DatasetID(d), Label: LabelDataset, Namespace: d.Namespace, Name: d.Name}

@@ -21,6 +21,19 @@ const (
 	TimeEvent TimeSource = "event"
 )
 
+// RunRecords says which runs get Run vertices (DESIGN.md, "Graph model").
+type RunRecords string
+
+const (
+	// RunsAll records every run, whatever its outcome.
+	RunsAll RunRecords = "all"
+	// RunsFailed records only the runs that fail (strict policy: first
+	// terminal event FAIL or ABORT), from that event on.
+	RunsFailed RunRecords = "failed"
+	// RunsNone records no run: lineage only.
+	RunsNone RunRecords = "none"
+)
+
 // Policy says which runs give edges (DESIGN.md, Lineage semantics 4).
 type Policy string
 
@@ -51,6 +64,11 @@ type PipelineConfig struct {
 	TimeSource TimeSource
 	// Policy is the commit policy (default strict).
 	Policy Policy
+	// Runs says which runs are recorded as Run vertices with RUN_OF, READ
+	// and WROTE edges: "failed" (default: the runs that fail, whose
+	// datasets lineage never shows), "all" (at least one graph write per
+	// run) or "none" (lineage only).
+	Runs RunRecords
 	// RunTimeout: an open run with no event for this long (by record
 	// arrival time) expires without edges and is counted; committed and
 	// closed runs are forgotten after it too (default 1 h).
@@ -96,6 +114,9 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 	c.Window = c.Window.WithDefaults()
 	if c.TimeSource == "" {
 		c.TimeSource = TimeArrival
+	}
+	if c.Runs == "" {
+		c.Runs = RunsFailed
 	}
 	if c.Policy == "" {
 		c.Policy = PolicyStrict
@@ -151,6 +172,11 @@ func (c PipelineConfig) Validate() error {
 	case TimeArrival, TimeEvent:
 	default:
 		return fmt.Errorf("%w: time source %q: use %q or %q", ErrConfig, c.TimeSource, TimeArrival, TimeEvent)
+	}
+	switch c.Runs {
+	case RunsAll, RunsFailed, RunsNone:
+	default:
+		return fmt.Errorf("%w: runs %q: use %q, %q or %q", ErrConfig, c.Runs, RunsAll, RunsFailed, RunsNone)
 	}
 	switch c.Policy {
 	case PolicyStrict, PolicyAny:

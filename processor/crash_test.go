@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
 // crashRun drives one shard over st, crashing it at the given points
@@ -34,6 +35,7 @@ type crashRun struct {
 	// it counts (no KCL checkpoint).
 	dieAt    int32
 	mem      *sink.Memory
+	runs     RunRecords // -runs of every incarnation ("" = all)
 	restarts int
 }
 
@@ -61,6 +63,7 @@ func (c *crashRun) run() {
 		}
 		db := openMem(t, fs)
 		cfg := testConfig(t, clk, &Stats{})
+		cfg.Runs = c.runs
 		cfg.MaxOpenKeys = 30 + c.r.IntN(300)
 		cfg.OutboxCap = 1 + c.r.IntN(4)
 		s, err := NewShard("shardId-000000000007", db, c.mem, cfg)
@@ -159,7 +162,8 @@ func TestCrashAtArbitraryPoints(t *testing.T) {
 	for seed := 1; seed <= seeds; seed++ {
 		r := rand.New(rand.NewPCG(uint64(seed), 11))
 		st := makeStream(t, gen.Config{Seed: int64(100 + seed), Events: 600}, r)
-		want := wantGraph(st)
+		runs := []RunRecords{RunsAll, RunsFailed}[seed%2]
+		want := refmodel.Build(st.data, refmodel.Options{Policy: "strict", Runs: string(runs)})
 		for p := 0; p < points; p++ {
 			t.Run("seed="+itoa(seed)+"/point="+itoa(p), func(t *testing.T) {
 				kills := []int{r.IntN(len(st.recs))}
@@ -167,7 +171,7 @@ func TestCrashAtArbitraryPoints(t *testing.T) {
 					kills = append(kills, r.IntN(len(st.recs)*2))
 					sort.Ints(kills)
 				}
-				c := &crashRun{t: t, st: st, r: r, kills: kills, mem: sink.NewMemory(),
+				c := &crashRun{t: t, st: st, r: r, kills: kills, mem: sink.NewMemory(), runs: runs,
 					sameDisk: func(i int) bool { return (p+i)%3 != 0 }}
 				c.run()
 				if d := refmodelCompare(want, graphOf(c.mem)); d != "" {

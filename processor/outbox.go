@@ -19,9 +19,16 @@ type OutboxEntry struct {
 	Batch  lineage.Batch
 }
 
+// Outbox value versions: 1 without vertex properties, 2 with them (a
+// length-prefixed lineage.Props encoding after each vertex's name).
+const (
+	outboxV1 = 1
+	outboxV2 = 2
+)
+
 // AppendOutbox encodes e (Batch.Key is not stored: it is derived from the key).
 func AppendOutbox(dst []byte, e *OutboxEntry) []byte {
-	dst = append(dst, 1)
+	dst = append(dst, outboxV2)
 	dst = enc.AppendString(dst, e.Pin)
 	dst = enc.AppendVarint(dst, e.Bucket)
 	dst = enc.AppendUvarint(dst, uint64(len(e.Batch.Vertices)))
@@ -30,6 +37,7 @@ func AppendOutbox(dst []byte, e *OutboxEntry) []byte {
 		dst = enc.AppendString(dst, v.Label)
 		dst = enc.AppendString(dst, v.Namespace)
 		dst = enc.AppendString(dst, v.Name)
+		dst = enc.AppendString(dst, string(v.Props))
 	}
 	dst = enc.AppendUvarint(dst, uint64(len(e.Batch.Edges)))
 	for _, x := range e.Batch.Edges {
@@ -48,7 +56,8 @@ func AppendOutbox(dst []byte, e *OutboxEntry) []byte {
 func DecodeOutbox(b []byte) (OutboxEntry, error) {
 	var e OutboxEntry
 	r := enc.NewReader(b, checkpoint.ErrCorrupt)
-	if r.Byte() != 1 {
+	ver := r.Byte()
+	if ver != outboxV1 && ver != outboxV2 {
 		return e, fmt.Errorf("%w: outbox version", checkpoint.ErrCorrupt)
 	}
 	e.Pin = r.String()
@@ -59,7 +68,15 @@ func DecodeOutbox(b []byte) (OutboxEntry, error) {
 	}
 	e.Batch.Vertices = make([]lineage.Vertex, 0, n)
 	for i := uint64(0); i < n && r.OK(); i++ {
-		e.Batch.Vertices = append(e.Batch.Vertices, lineage.Vertex{ID: r.String(), Label: r.String(), Namespace: r.String(), Name: r.String()})
+		v := lineage.Vertex{ID: r.String(), Label: r.String(), Namespace: r.String(), Name: r.String()}
+		if ver == outboxV2 {
+			p, err := lineage.DecodeProps(r.String())
+			if err != nil {
+				return e, fmt.Errorf("%w: %w", checkpoint.ErrCorrupt, err)
+			}
+			v.Props = p
+		}
+		e.Batch.Vertices = append(e.Batch.Vertices, v)
 	}
 	n = r.Uvarint()
 	if n > uint64(len(b)) {
@@ -86,6 +103,7 @@ func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64
 		*out = append(*out, seq)
 		s.st.EdgesEmitted.Add(int64(len(b.Edges)))
 		s.st.VerticesEmitted.Add(int64(len(b.Vertices)))
+		s.st.countRunRecords(&b)
 		n++
 	}
 	return n

@@ -9,6 +9,7 @@ import (
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
 // TestRandomizedAgainstReference feeds generated streams through one shard
@@ -25,11 +26,13 @@ func TestRandomizedAgainstReference(t *testing.T) {
 		t.Run("seed="+itoa(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(seed), 7))
 			st := makeStream(t, gen.Config{Seed: int64(seed), Events: 400 + r.IntN(800)}, r)
-			want := wantGraph(st)
+			runs := []RunRecords{RunsAll, RunsFailed, RunsNone}[seed%3]
+			want := refmodel.Build(st.data, refmodel.Options{Policy: "strict", Runs: string(runs)})
 
 			clk := &fakeClock{now: st.recs[0].Arrival}
 			stats := &Stats{}
 			cfg := testConfig(t, clk, stats)
+			cfg.Runs = runs
 			cfg.MaxOpenKeys = 20 + r.IntN(500)
 			cfg.OutboxCap = 1 + r.IntN(8)
 			cfg.ChunkRecords = 3 + r.IntN(200)

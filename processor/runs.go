@@ -39,6 +39,8 @@ type run struct {
 	// the parent, not here: the handoff is its durable source) and its
 	// emissions carry the pin of the record that makes them.
 	handoff bool
+	// rv is what the run's Run vertex needs (runvertex.go).
+	rv runVertexState
 }
 
 func contains(rs []dsRef, id string) bool {
@@ -118,6 +120,7 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 	r := s.runs.open(ev.RunID, ev.Job, s.prevFull)
 	r.lastArrival = arrival
 	s.runs.markDirty(r)
+	s.runVertex(r, bucket)
 	if r.status == runClosed {
 		return
 	}
@@ -257,7 +260,7 @@ func appendRun(dst []byte, r *run) []byte {
 			dst = enc.AppendString(dst, d.d.Name)
 		}
 	}
-	return dst
+	return appendRunVertex(dst, &r.rv)
 }
 
 func (t *runTable) decode(id string, b []byte) (*run, error) {
@@ -292,6 +295,7 @@ func (t *runTable) decode(id string, b []byte) (*run, error) {
 			r.outputs = set
 		}
 	}
+	readRunVertex(&rd, &r.rv, t.ids)
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}

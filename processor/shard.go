@@ -285,6 +285,9 @@ func (s *Shard) record(r *Record) {
 	}
 	s.dedup.add(h, arrival)
 	s.st.Events.Add(1)
+	if s.ev.Lenient != 0 {
+		s.st.addLenient(s.ev.Lenient)
+	}
 
 	ts := arrival
 	if s.cfg.TimeSource == TimeEvent {
@@ -311,6 +314,8 @@ func (s *Shard) record(r *Record) {
 	case lineage.KindRun:
 		s.runEvent(bucket, arrival)
 	}
+	s.aliases(bucket)
+	s.lifecycle(bucket)
 }
 
 func (s *Shard) deadLetter(r *Record, err error) {

@@ -21,7 +21,10 @@ type Stats struct {
 	WindowsSealed   atomic.Int64
 	EdgesEmitted    atomic.Int64 // edges written to outbox entries
 	VerticesEmitted atomic.Int64
-	RunsExpired     atomic.Int64 // open runs dropped after the run timeout
+	// RunRecordsEmitted counts the Run vertices and RUN_OF, READ, WROTE
+	// edges among EdgesEmitted and VerticesEmitted.
+	RunRecordsEmitted atomic.Int64
+	RunsExpired       atomic.Int64 // open runs dropped after the run timeout
 	// Shard split/merge (handoff.go): runs written to the handoff at shard
 	// end, runs loaded from parents' handoffs, and handed-off runs still
 	// open when they expired on a child (no edges; normal for the runs
@@ -41,7 +44,35 @@ type Stats struct {
 	backpressured atomic.Int64 // shards blocked on a full outbox right now
 	obs           observed     // read by exporters: observe.go
 
-	invalid sync.Map // lineage.Reason -> *atomic.Int64
+	invalid sync.Map        // lineage.Reason -> *atomic.Int64
+	lenient [8]atomic.Int64 // by bit of lineage.Leniency
+}
+
+// Lenient returns the number of events decoded with each leniency (by
+// metric label, see lineage.Leniencies).
+func (s *Stats) Lenient() map[string]int64 {
+	out := map[string]int64{}
+	for _, l := range lineage.Leniencies {
+		out[l.Name] = s.lenient[bitIndex(l.L)].Load()
+	}
+	return out
+}
+
+func (s *Stats) addLenient(l lineage.Leniency) {
+	for l != 0 {
+		b := l & -l
+		s.lenient[bitIndex(b)].Add(1)
+		l &^= b
+	}
+}
+
+func bitIndex(b lineage.Leniency) int {
+	i := 0
+	for b > 1 {
+		b >>= 1
+		i++
+	}
+	return i
 }
 
 // Invalid returns the number of refused records per reason.

@@ -3,10 +3,16 @@ package sink
 import (
 	"container/list"
 	"sync"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
-// vertexCache remembers the ids of vertices the graph acknowledged, so
-// later batches need not send their mergeV again. It is an LRU bounded to
+// vertexCache remembers the ids of vertices the graph acknowledged, with
+// a hash of the properties acknowledged with them, so later batches need
+// not send their mergeV again when they carry the same properties (a
+// vertex whose facets did not change is not rewritten). It is an LRU bounded to
 // size ids. Only acknowledged writes are added; an edge that finds an
 // endpoint missing removes the batch's ids (see [Neptune.WriteBatch]).
 // Safe for concurrent use.
@@ -15,7 +21,7 @@ type vertexCache struct {
 	mu   struct {
 		sync.Mutex
 		order *list.List               // front = most recent
-		ids   map[string]*list.Element // id -> element holding the id
+		ids   map[string]*list.Element // id -> element holding a cacheEntry
 	}
 }
 
@@ -26,28 +32,44 @@ func newVertexCache(size int) *vertexCache {
 	return c
 }
 
-func (c *vertexCache) contains(id string) bool {
+type cacheEntry struct {
+	id    string
+	props uint64 // xxhash of the acknowledged lineage.Props (0: none)
+}
+
+func propsHash(p lineage.Props) uint64 {
+	if p == "" {
+		return 0
+	}
+	return xxhash.Sum64String(string(p))
+}
+
+// contains reports whether vertex id was acknowledged with properties p.
+func (c *vertexCache) contains(id string, p lineage.Props) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.mu.ids[id]
 	if ok {
 		c.mu.order.MoveToFront(e)
+		return e.Value.(*cacheEntry).props == propsHash(p)
 	}
-	return ok
+	return false
 }
 
-func (c *vertexCache) add(id string) {
+// add records that vertex id was acknowledged with properties p.
+func (c *vertexCache) add(id string, p lineage.Props) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.mu.ids[id]; ok {
 		c.mu.order.MoveToFront(e)
+		e.Value.(*cacheEntry).props = propsHash(p)
 		return
 	}
-	c.mu.ids[id] = c.mu.order.PushFront(id)
+	c.mu.ids[id] = c.mu.order.PushFront(&cacheEntry{id: id, props: propsHash(p)})
 	if c.mu.order.Len() > c.size {
 		old := c.mu.order.Back()
 		c.mu.order.Remove(old)
-		delete(c.mu.ids, old.Value.(string))
+		delete(c.mu.ids, old.Value.(*cacheEntry).id)
 	}
 }
 

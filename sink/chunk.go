@@ -11,10 +11,11 @@ const (
 	vertexOverhead = 400
 	edgeOverhead   = 1200
 	requestBase    = 256
+	propOverhead   = 600 // per property: its onCreate entries and its guarded side effect
 )
 
 func vertexBytes(v lineage.Vertex) int {
-	return vertexOverhead + 2*len(v.ID) + 2*len(v.Label) + len(v.Namespace) + len(v.Name)
+	return vertexOverhead + 2*len(v.ID) + 2*len(v.Label) + len(v.Namespace) + len(v.Name) + propOverhead*v.Props.Len() + 3*len(v.Props)
 }
 
 func edgeBytes(e lineage.Edge) int {

@@ -104,13 +104,15 @@ func merge(group []*request) (m *request, release func()) {
 			}
 		}
 	} else {
-		seen := map[string]struct{}{}
+		at := map[string]int{}
 		for _, r := range group {
 			for _, v := range r.vertices {
-				if _, ok := seen[v.ID]; !ok {
-					seen[v.ID] = struct{}{}
-					m.vertices = append(m.vertices, v)
+				if i, ok := at[v.ID]; ok {
+					m.vertices[i].Merge(v)
+					continue
 				}
+				at[v.ID] = len(m.vertices)
+				m.vertices = append(m.vertices, v)
 			}
 		}
 	}

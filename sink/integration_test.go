@@ -203,3 +203,117 @@ func TestRealMissingVertex(t *testing.T) {
 		}
 	})
 }
+
+// readProps reads vertex id's properties (valueMap) from the graph.
+func readProps(t testing.TB, endpoint, id string) map[string][]any {
+	t.Helper()
+	g, closeFn, err := graphread.Connect(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	res, err := g.V(id).ValueMap().ToList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("vertex %s: %d results", id, len(res))
+	}
+	out := map[string][]any{}
+	for k, v := range res[0].GetInterface().(map[interface{}]interface{}) {
+		out[fmt.Sprint(k)] = v.([]interface{})
+	}
+	return out
+}
+
+// checkProps fails t unless got holds exactly want's properties (with
+// their stamps), single-valued, besides the extra keys.
+func checkProps(t testing.TB, got map[string][]any, want lineage.Props, extra ...string) {
+	t.Helper()
+	keys := map[string]any{}
+	for _, p := range want.List() {
+		keys[p.Key] = p.Value()
+		keys[p.Key+lineage.StampSuffix] = p.Stamp
+	}
+	for _, k := range extra {
+		keys[k] = nil
+	}
+	for k, vals := range got {
+		w, ok := keys[k]
+		switch {
+		case !ok:
+			t.Errorf("extra property %s=%v", k, vals)
+		case len(vals) != 1:
+			t.Errorf("property %s has %d values (single cardinality broken)", k, len(vals))
+		case w != nil && fmt.Sprint(vals[0]) != fmt.Sprint(w):
+			t.Errorf("property %s=%v, want %v", k, vals[0], w)
+		}
+	}
+	for k := range keys {
+		if _, ok := got[k]; !ok {
+			t.Errorf("property %s missing", k)
+		}
+	}
+}
+
+// TestRealVertexProps: a vertex's properties delivered with smaller,
+// larger and tied (stamp, value), in many orders and in one request, end
+// as the reference fold (lineage.Props.Merge), for a Dataset vertex and a
+// Run vertex (no namespace nor name), in both shapes.
+func TestRealVertexProps(t *testing.T) {
+	ep := testenv.Gremlin(t)
+	checkNoLeaks(t)
+	forShapes(t, func(t *testing.T, shape string) {
+		n := realSink(t, ep, func(c *Config) { c.TraversalShape = shape; c.VertexCacheSize = -1 })
+		deliveries := []lineage.Props{
+			lineage.MakeProps(lineage.StrLWW("schema", "v1", 10), lineage.NumMin("startedAt", 50), lineage.NumMax("updatedAt", 50)),
+			lineage.MakeProps(lineage.StrLWW("schema", "v2", 20), lineage.NumMin("startedAt", 40), lineage.NumMax("updatedAt", 70)),
+			lineage.MakeProps(lineage.StrLWW("schema", "v0", 20), lineage.NumMax("updatedAt", 60)),
+			lineage.MakeProps(lineage.StrLWW("description", "d", 5)),
+			func() lineage.Props { p, _ := lineage.RunStateProp(lineage.TypeFail, 45); return lineage.MakeProps(p) }(),
+			func() lineage.Props {
+				p, _ := lineage.RunStateProp(lineage.TypeRunning, 99)
+				return lineage.MakeProps(p)
+			}(),
+			func() lineage.Props {
+				p, _ := lineage.RunStateProp(lineage.TypeComplete, 46)
+				return lineage.MakeProps(p)
+			}(),
+		}
+		var want lineage.Props
+		for _, d := range deliveries {
+			want = want.Merge(d)
+		}
+		if p, _ := want.Get("schema"); p.Str != "v2" {
+			t.Fatalf("reference fold: schema %+v", p)
+		}
+		if p, _ := want.Get("state"); p.Str != "FAIL" {
+			t.Fatalf("reference fold: state %+v", p)
+		}
+		perm := []int{0, 1, 2, 3, 4, 5, 6}
+		r := rand.New(rand.NewPCG(3, 4))
+		for round := 0; round < 4; round++ {
+			ns := fmt.Sprintf("%sp%d/", testNS(t), round)
+			ds := lineage.DatasetVertex(lineage.Dataset{Namespace: ns, Name: "a"})
+			run := lineage.RunVertex(ns + "run")
+			r.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+			var order []Batch
+			for _, i := range perm {
+				d, rv := ds, run
+				d.Props, rv.Props = deliveries[i], deliveries[i]
+				order = append(order, Batch{Key: "k", Vertices: []lineage.Vertex{d, rv}})
+			}
+			if round%2 == 1 {
+				// one batch: the sink folds the rows before sending
+				var one Batch
+				for _, b := range order {
+					one.Vertices = append(one.Vertices, b.Vertices...)
+				}
+				order = []Batch{one}
+			}
+			writeAll(t, n, order, 0)
+			checkProps(t, readProps(t, ep, ds.ID), want, PropNamespace, PropName)
+			checkProps(t, readProps(t, ep, run.ID), want)
+		}
+	})
+}

@@ -44,7 +44,7 @@ func (m *Memory) WriteBatch(ctx context.Context, b Batch) error {
 	defer m.mu.Unlock()
 	m.mu.batches++
 	for _, v := range b.Vertices {
-		m.mu.vertices[v.ID] = v
+		lineage.MergeVertexInto(m.mu.vertices, v)
 	}
 	for _, e := range b.Edges {
 		m.mu.edgeWrites++

@@ -344,18 +344,18 @@ func TestVertexCache(t *testing.T) {
 func TestVertexCacheBound(t *testing.T) {
 	c := newVertexCache(3)
 	for _, id := range []string{"a", "b", "c", "d"} {
-		c.add(id)
+		c.add(id, "")
 	}
-	if c.contains("a") || !c.contains("b") || c.len() != 3 {
+	if c.contains("a", "") || !c.contains("b", "") || c.len() != 3 {
 		t.Fatal("LRU eviction wrong")
 	}
-	c.contains("b")
-	c.add("e") // evicts c (b was used)
-	if c.contains("c") || !c.contains("b") {
+	c.contains("b", "")
+	c.add("e", "") // evicts c (b was used)
+	if c.contains("c", "") || !c.contains("b", "") {
 		t.Fatal("LRU order wrong")
 	}
 	c.remove("b")
-	if c.contains("b") {
+	if c.contains("b", "") {
 		t.Fatal("remove")
 	}
 }
@@ -421,5 +421,19 @@ func TestContextCancel(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestVertexCacheProps(t *testing.T) {
+	c := newVertexCache(3)
+	p1 := lineage.MakeProps(lineage.StrLWW("state", "START", 1))
+	p2 := p1.With(lineage.StrLWW("state", "COMPLETE", 2))
+	c.add("r", p1)
+	if !c.contains("r", p1) || c.contains("r", p2) || c.contains("r", "") {
+		t.Fatal("a vertex with other properties must be sent again")
+	}
+	c.add("r", p2)
+	if !c.contains("r", p2) || c.contains("r", p1) {
+		t.Fatal("the cache keeps the last acknowledged properties")
 	}
 }

@@ -19,13 +19,17 @@ func (n *Neptune) writerOf(id string) int {
 // ids of acknowledged requests are added to the cache.
 func (n *Neptune) writeVertices(ctx context.Context, vs []lineage.Vertex, useCache bool) error {
 	parts := make([][]lineage.Vertex, len(n.writers))
-	seen := make(map[string]struct{}, len(vs))
+	merged := make(map[string]lineage.Vertex, len(vs))
+	order := make([]string, 0, len(vs))
 	for _, v := range vs {
-		if _, dup := seen[v.ID]; dup {
-			continue
+		if _, dup := merged[v.ID]; !dup {
+			order = append(order, v.ID)
 		}
-		seen[v.ID] = struct{}{}
-		if useCache && n.cache != nil && n.cache.contains(v.ID) {
+		lineage.MergeVertexInto(merged, v)
+	}
+	for _, id := range order {
+		v := merged[id]
+		if useCache && n.cache != nil && n.cache.contains(v.ID, v.Props) {
 			n.stats.cacheHits.Add(1)
 			continue
 		}
@@ -44,7 +48,7 @@ func (n *Neptune) writeVertices(ctx context.Context, vs []lineage.Vertex, useCac
 	return n.dispatch(ctx, reqs, func(r *request) {
 		if n.cache != nil {
 			for _, v := range r.vertices {
-				n.cache.add(v.ID)
+				n.cache.add(v.ID, v.Props)
 			}
 		}
 	})

@@ -1,6 +1,8 @@
 package sink
 
 import (
+	"sort"
+
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
 	"github.com/lineageflow/lineageflow/lineage"
@@ -17,24 +19,52 @@ const (
 
 // vertexTraversal is one traversal of chained mergeV steps. The search map
 // is the vertex's id and label; a created vertex gets its namespace and
-// name with single cardinality. A matched vertex is left as it is: its
-// properties are a pure function of its id.
+// name (when not empty) and its properties (each with its stamp, see
+// [lineage.Prop]) with single cardinality. On a matched vertex, each
+// property is set when the vertex lacks it or holds a smaller (stamp,
+// value), so that any number of deliveries in any order converge:
+//
+//	mergeV([T.id: id, T.label: l])
+//	  .option(onCreate, [namespace: single(ns), name: single(n), k: single(v), k_ts: single(s), ...])
+//	  .sideEffect(or(hasNot('k_ts'), has('k_ts', lt(s)), has('k_ts', s).has('k', lt(v)))
+//	              .property(single, 'k', v).property(single, 'k_ts', s))   per property k
 func vertexTraversal(g *gremlingo.GraphTraversalSource, vs []lineage.Vertex) *gremlingo.GraphTraversal {
 	var t *gremlingo.GraphTraversal
+	P, T__, single := gremlingo.P, gremlingo.T__, gremlingo.Cardinality.Single
 	for _, v := range vs {
 		match := map[interface{}]interface{}{gremlingo.T.Id: v.ID, gremlingo.T.Label: v.Label}
-		create := map[interface{}]interface{}{
-			PropNamespace: gremlingo.CardinalityValue.Single(v.Namespace),
-			PropName:      gremlingo.CardinalityValue.Single(v.Name),
-		}
+		props := v.Props.List()
 		if t == nil {
 			t = g.MergeV(match)
 		} else {
 			t = t.MergeV(match)
 		}
-		t = t.Option(gremlingo.Merge.OnCreate, create)
+		t = t.Option(gremlingo.Merge.OnCreate, createMap(v, props))
+		for _, p := range props {
+			ts := p.Key + lineage.StampSuffix
+			t = t.SideEffect(T__.Or(
+				T__.HasNot(ts),
+				T__.Has(ts, P.Lt(p.Stamp)),
+				T__.Has(ts, p.Stamp).Has(p.Key, P.Lt(p.Value())),
+			).Property(single, p.Key, p.Value()).Property(single, ts, p.Stamp))
+		}
 	}
 	return t.Count()
+}
+
+// createMap is the onCreate map of v: namespace and name when not empty,
+// and every property with its stamp, all with single cardinality.
+func createMap(v lineage.Vertex, props []lineage.Prop) map[interface{}]interface{} {
+	c := make(map[interface{}]interface{}, 2+2*len(props))
+	if v.Namespace != "" || v.Name != "" {
+		c[PropNamespace] = gremlingo.CardinalityValue.Single(v.Namespace)
+		c[PropName] = gremlingo.CardinalityValue.Single(v.Name)
+	}
+	for _, p := range props {
+		c[p.Key] = gremlingo.CardinalityValue.Single(p.Value())
+		c[p.Key+lineage.StampSuffix] = gremlingo.CardinalityValue.Single(p.Stamp)
+	}
+	return c
 }
 
 // edgeTraversal is one traversal of chained mergeE steps, each followed
@@ -82,26 +112,54 @@ const (
 	rowLabel  = "r" // step label of the current row
 )
 
-// flatVertexTraversal is the flat shape of [vertexTraversal]: the same
-// steps for any number of vertices, the vertices as injected rows.
+// flatVertexTraversal is the flat shape of [vertexTraversal]: the
+// vertices as injected rows, one guarded side effect per property key that
+// any row of the request carries (so the steps depend on the set of keys,
+// never on the number of vertices); a row without the key skips it:
 //
-//	inject([[m: [T.id: id, T.label: l], c: [namespace: single(ns), name: single(n)]], ...])
-//	  .unfold().mergeV(select('m')).option(onCreate, select('c')).count()
+//	inject([[m: [T.id: id, T.label: l], c: [namespace: single(ns), name: single(n), k: single(v), k_ts: single(s)],
+//	         k: v, k_ts: s, ...], ...])
+//	  .unfold().as('r').mergeV(select('m')).option(onCreate, select('c'))
+//	  .sideEffect(filter(select('r').select('k_ts'))
+//	              .or(hasNot('k_ts'), where(lt('r')).by('k_ts'),
+//	                  and(where(eq('r')).by('k_ts'), where(lt('r')).by('k')))
+//	              .property(single, 'k', select('r').select('k'))
+//	              .property(single, 'k_ts', select('r').select('k_ts')))   per key k
+//	  .count()
 func flatVertexTraversal(g *gremlingo.GraphTraversalSource, vs []lineage.Vertex) *gremlingo.GraphTraversal {
 	rows := make([]interface{}, len(vs))
+	keys := map[string]bool{}
 	for i, v := range vs {
-		rows[i] = map[interface{}]interface{}{
-			rowMatch: map[interface{}]interface{}{gremlingo.T.Id: v.ID, gremlingo.T.Label: v.Label},
-			rowCreate: map[interface{}]interface{}{
-				PropNamespace: gremlingo.CardinalityValue.Single(v.Namespace),
-				PropName:      gremlingo.CardinalityValue.Single(v.Name),
-			},
+		props := v.Props.List()
+		row := map[interface{}]interface{}{
+			rowMatch:  map[interface{}]interface{}{gremlingo.T.Id: v.ID, gremlingo.T.Label: v.Label},
+			rowCreate: createMap(v, props),
 		}
+		for _, p := range props {
+			row[p.Key] = p.Value()
+			row[p.Key+lineage.StampSuffix] = p.Stamp
+			keys[p.Key] = true
+		}
+		rows[i] = row
 	}
-	T__ := gremlingo.T__
-	return g.Inject(rows).Unfold().
-		MergeV(T__.Select(rowMatch)).Option(gremlingo.Merge.OnCreate, T__.Select(rowCreate)).
-		Count()
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	P, T__, single := gremlingo.P, gremlingo.T__, gremlingo.Cardinality.Single
+	row := func(key string) *gremlingo.GraphTraversal { return T__.Select(rowLabel).Select(key) }
+	t := g.Inject(rows).Unfold().As(rowLabel).
+		MergeV(T__.Select(rowMatch)).Option(gremlingo.Merge.OnCreate, T__.Select(rowCreate))
+	for _, k := range sorted {
+		ts := k + lineage.StampSuffix
+		t = t.SideEffect(T__.Filter(row(ts)).Or(
+			T__.HasNot(ts),
+			T__.Where(P.Lt(rowLabel)).By(ts),
+			T__.And(T__.Where(P.Eq(rowLabel)).By(ts), T__.Where(P.Lt(rowLabel)).By(k)),
+		).Property(single, k, row(k)).Property(single, ts, row(ts)))
+	}
+	return t.Count()
 }
 
 // flatEdgeTraversal is the flat shape of [edgeTraversal]: the same steps

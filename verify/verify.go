@@ -182,15 +182,39 @@ func vertexDiff(w lineage.Vertex, v graphread.Vertex) string {
 	if w.Label != v.Label {
 		diffs = append(diffs, fmt.Sprintf("label %q, want %q", v.Label, w.Label))
 	}
-	for _, p := range []struct{ name, want string }{{"namespace", w.Namespace}, {"name", w.Name}} {
+	type prop struct {
+		name string
+		want any // string or int64
+	}
+	var ps []prop
+	if w.Namespace != "" || w.Name != "" {
+		ps = append(ps, prop{"namespace", w.Namespace}, prop{"name", w.Name})
+	}
+	for _, p := range w.Props.List() {
+		ps = append(ps, prop{p.Key, p.Value()}, prop{p.Key + lineage.StampSuffix, p.Stamp})
+	}
+	known := map[string]bool{}
+	for _, p := range ps {
+		known[p.name] = true
 		vals := v.Props[p.name]
 		switch {
 		case len(vals) == 0:
-			diffs = append(diffs, fmt.Sprintf("%s missing, want %q", p.name, p.want))
+			diffs = append(diffs, fmt.Sprintf("%s missing, want %v", p.name, p.want))
 		case len(vals) > 1:
 			diffs = append(diffs, fmt.Sprintf("%s has %d values (single cardinality broken)", p.name, len(vals)))
-		case fmt.Sprint(vals[0]) != p.want:
-			diffs = append(diffs, fmt.Sprintf("%s %q, want %q", p.name, fmt.Sprint(vals[0]), p.want))
+		default:
+			if n, isNum := p.want.(int64); isNum {
+				if got, ok := graphread.AsInt64(vals[0]); !ok || got != n {
+					diffs = append(diffs, fmt.Sprintf("%s %v, want %d", p.name, vals[0], n))
+				}
+			} else if fmt.Sprint(vals[0]) != p.want {
+				diffs = append(diffs, fmt.Sprintf("%s %q, want %q", p.name, fmt.Sprint(vals[0]), p.want))
+			}
+		}
+	}
+	for _, k := range sortedKeys(v.Props) {
+		if !known[k] {
+			diffs = append(diffs, fmt.Sprintf("unexpected property %s=%v", k, v.Props[k]))
 		}
 	}
 	return strings.Join(diffs, "; ")

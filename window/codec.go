@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/internal/enc"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // ErrCorrupt is returned for a window value that does not decode.
@@ -15,7 +16,9 @@ var ErrCorrupt = errors.New("window: corrupt value")
 // AppendEntry appends the encoding of e to dst:
 // kind byte, then length-prefixed label, out, in, then for edges
 // varint first, varint last, length-prefixed run id; for vertices
-// length-prefixed namespace and name.
+// length-prefixed namespace and name, then, when the vertex has
+// properties, their length-prefixed [lineage.Props] encoding (absent in
+// values written before vertex properties existed).
 func AppendEntry(dst []byte, e *Entry) []byte {
 	dst = append(dst, byte(e.Kind))
 	dst = enc.AppendString(dst, e.Label)
@@ -27,7 +30,11 @@ func AppendEntry(dst []byte, e *Entry) []byte {
 		return enc.AppendString(dst, e.RunID)
 	}
 	dst = enc.AppendString(dst, e.Namespace)
-	return enc.AppendString(dst, e.Name)
+	dst = enc.AppendString(dst, e.Name)
+	if e.VProps != "" {
+		dst = enc.AppendString(dst, string(e.VProps))
+	}
+	return dst
 }
 
 // DecodeEntry decodes b (as written by [AppendEntry]) into e and returns
@@ -42,6 +49,13 @@ func DecodeEntry(b []byte, e *Entry) ([]byte, error) {
 		e.First, e.Last, e.RunID = r.Varint(), r.Varint(), r.String()
 	case e.Kind == KindVertex:
 		e.Namespace, e.Name = r.String(), r.String()
+		if r.OK() && r.Len() > 0 {
+			p, err := lineage.DecodeProps(r.String())
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+			}
+			e.VProps = p
+		}
 	default:
 		return nil, fmt.Errorf("%w: kind %d", ErrCorrupt, e.Kind)
 	}

@@ -24,18 +24,21 @@ type Key struct {
 }
 
 // Props are the mergeable properties of an entry: for an edge the
-// [lineage.Edge] properties, for a vertex its namespace and name.
+// [lineage.Edge] properties, for a vertex its namespace and name (pure
+// functions of its id) and its mergeable properties.
 type Props struct {
 	First, Last int64
 	RunID       string
 	Namespace   string
 	Name        string
+	VProps      lineage.Props
 }
 
 // merge folds o into p with [lineage.Edge.Merge] rules (vertices: the
-// values are pure functions of the id, keep p).
+// properties by [lineage.Prop] rules).
 func (p *Props) merge(k Kind, o Props) {
 	if k != KindEdge {
+		p.VProps = p.VProps.Merge(o.VProps)
 		return
 	}
 	if o.First < p.First {
@@ -71,13 +74,18 @@ func (t *Table) AddEdge(bucket int64, label, out, in string, first, last int64, 
 	t.m[k] = p
 }
 
-// AddVertex records vertex v in the window starting at bucket.
+// AddVertex records vertex v in the window starting at bucket, merging
+// its properties with those recorded.
 func (t *Table) AddVertex(bucket int64, v lineage.Vertex) {
 	k := Key{Bucket: bucket, Kind: KindVertex, Label: v.Label, Out: v.ID}
-	if _, ok := t.m[k]; ok {
+	if cur, ok := t.m[k]; ok {
+		if v.Props != "" && v.Props != cur.VProps {
+			cur.VProps = cur.VProps.Merge(v.Props)
+			t.m[k] = cur
+		}
 		return
 	}
-	t.m[k] = Props{Namespace: v.Namespace, Name: v.Name}
+	t.m[k] = Props{Namespace: v.Namespace, Name: v.Name, VProps: v.Props}
 }
 
 // Range calls fn for every entry, in no particular order.
@@ -116,7 +124,7 @@ func (e *Entry) Edge() lineage.Edge {
 
 // Vertex returns the vertex of a vertex entry.
 func (e *Entry) Vertex() lineage.Vertex {
-	return lineage.Vertex{ID: e.Out, Label: e.Label, Namespace: e.Namespace, Name: e.Name}
+	return lineage.Vertex{ID: e.Out, Label: e.Label, Namespace: e.Namespace, Name: e.Name, Props: e.VProps}
 }
 
 // EntryOf returns the entry of (k, p).

@@ -41,6 +41,7 @@ func runWorker(ctx context.Context, args []string) error {
 		lateness    = fs.Duration("lateness", window.DefaultLateness, "allowed lateness before a window seals")
 		timeSource  = fs.String("time-source", string(processor.TimeArrival), "window timestamp: arrival (Kinesis ApproximateArrivalTimestamp) or event (eventTime)")
 		policy      = fs.String("policy", string(processor.PolicyStrict), "commit policy: strict (COMPLETE first) or any")
+		runs        = fs.String("runs", string(processor.RunsFailed), "run history: failed (a Run vertex with RUN_OF/READ/WROTE for each run that fails), all (for every run: at least one graph write per run) or none (lineage only)")
 		runTimeout  = fs.Duration("run-timeout", processor.DefaultRunTimeout, "open runs expire after this long without events (arrival time)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
 		maxKeys     = fs.Int("max-open-keys", processor.DefaultMaxOpenKeys, "in-memory window keys between barriers (a barrier is forced beyond)")
@@ -80,7 +81,7 @@ func runWorker(ctx context.Context, args []string) error {
 			AccessKeyID: *accessKey, SecretAccessKey: *secretKey},
 		Pipeline: processor.PipelineConfig{
 			Window:     window.Config{Size: *windowSize, Lateness: *lateness},
-			TimeSource: processor.TimeSource(*timeSource), Policy: processor.Policy(*policy),
+			TimeSource: processor.TimeSource(*timeSource), Policy: processor.Policy(*policy), Runs: processor.RunRecords(*runs),
 			RunTimeout: *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
 			UnsafeBreak: *unsafeBreak,
 		},

@@ -169,6 +169,7 @@ var (
 	descEvents     = desc("lineage_events_decoded_total", "Records decoded into valid OpenLineage events (duplicates excluded).")
 	descDuplicates = desc("lineage_duplicates_detected_total", "Valid records byte-identical to one seen within the dedup TTL (producer retries).")
 	descInvalid    = desc("lineage_invalid_records_total", "Records refused as dead letters, by reason.", "reason")
+	descLenient    = desc("lineage_lenient_records_total", "Events accepted only by a leniency Marquez also has (zoneless_event_time: eventTime without a zone, read as UTC; kind_from_schema_url: an eventType without a run, read as the JobEvent/DatasetEvent its schemaURL names; invalid_parent_facet: a parent run facet that is not valid, ignored): producers to fix.", "kind")
 	descLate       = desc("lineage_late_records_total", "Records whose window had already sealed (still written, in a later batch).")
 	descSealed     = desc("lineage_windows_sealed_total", "Windows sealed into the outbox.")
 	descEdges      = desc("lineage_edges_emitted_total", "Collapsed edges written to outbox entries.")
@@ -209,7 +210,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 type collector struct{ e *Exporter }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRecords, descSkipped, descEvents, descDuplicates, descInvalid,
+	for _, d := range []*prometheus.Desc{descRecords, descSkipped, descEvents, descDuplicates, descInvalid, descLenient,
 		descLate, descSealed, descEdges, descVertices, descRunsExp, descCkpt, descSinkErrs, descOutboxAck,
 		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
@@ -270,6 +271,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descDuplicates, float64(st.Duplicates.Load()))
 	for reason, n := range st.Invalid() {
 		counter(descInvalid, float64(n), string(reason))
+	}
+	for kind, n := range st.Lenient() {
+		counter(descLenient, float64(n), kind)
 	}
 	counter(descLate, float64(st.Late.Load()))
 	counter(descSealed, float64(st.WindowsSealed.Load()))

@@ -70,10 +70,10 @@ func readSink(path string, g *refmodel.Graph, st *SinkStats) error {
 		st.VertexWrites += len(b.Vertices)
 		st.EdgeWrites += len(b.Edges)
 		for _, v := range b.Vertices {
-			if old, ok := g.Vertices[v.ID]; ok && old != v {
+			if old, ok := g.Vertices[v.ID]; ok && (old.Label != v.Label || old.Namespace != v.Namespace || old.Name != v.Name) {
 				return fmt.Errorf("harness: %s line %d: vertex %s written as %+v and %+v", path, n, v.ID, old, v)
 			}
-			g.Vertices[v.ID] = v
+			lineage.MergeVertexInto(g.Vertices, v)
 		}
 		for _, e := range b.Edges {
 			if old, ok := g.Edges[e.ID]; ok && (old.Label != e.Label || old.OutV != e.OutV || old.InV != e.InV) {

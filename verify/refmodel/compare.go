@@ -124,10 +124,11 @@ type graphJSON struct {
 }
 
 type vertexJSON struct {
-	ID        string `json:"id"`
-	Label     string `json:"label"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	ID        string        `json:"id"`
+	Label     string        `json:"label"`
+	Namespace string        `json:"namespace"`
+	Name      string        `json:"name"`
+	Props     lineage.Props `json:"props,omitempty"`
 }
 
 type edgeJSON struct {
@@ -185,7 +186,7 @@ func (g *Graph) sorted() graphJSON {
 	out := graphJSON{Events: g.Events, Valid: g.Events - g.Invalid, Invalid: g.Invalid, Duplicates: g.Duplicates,
 		Vertices: []vertexJSON{}, Edges: []edgeJSON{}}
 	for _, v := range g.Vertices {
-		out.Vertices = append(out.Vertices, vertexJSON{ID: v.ID, Label: v.Label, Namespace: v.Namespace, Name: v.Name})
+		out.Vertices = append(out.Vertices, vertexJSON{ID: v.ID, Label: v.Label, Namespace: v.Namespace, Name: v.Name, Props: v.Props})
 	}
 	sort.Slice(out.Vertices, func(i, j int) bool { return out.Vertices[i].ID < out.Vertices[j].ID })
 	for _, e := range g.Edges {
@@ -215,7 +216,7 @@ func (g *Graph) UnmarshalJSON(data []byte) error {
 	*g = Graph{Vertices: make(map[string]lineage.Vertex, len(in.Vertices)), Edges: make(map[string]lineage.Edge, len(in.Edges)),
 		Invalid: in.Invalid, Duplicates: in.Duplicates, Events: in.Events}
 	for _, v := range in.Vertices {
-		g.Vertices[v.ID] = lineage.Vertex{ID: v.ID, Label: v.Label, Namespace: v.Namespace, Name: v.Name}
+		g.Vertices[v.ID] = lineage.Vertex{ID: v.ID, Label: v.Label, Namespace: v.Namespace, Name: v.Name, Props: v.Props}
 	}
 	for _, e := range in.Edges {
 		g.Edges[e.ID] = lineage.Edge{ID: e.ID, Label: e.Label, OutV: e.OutV, InV: e.InV,

@@ -53,6 +53,14 @@
 //   - Vertices: the endpoints of all edges, plus the dataset of every
 //     DatasetEvent. A committed run or JobEvent that names no dataset gives
 //     no vertex (a Spark application's parent run, for one).
+//   - Runs (Options.Runs, DESIGN.md "Graph model"): the Run vertex of each
+//     recorded run with its properties folded over all its events (one
+//     rule per property), RUN_OF to its job, READ/WROTE to its datasets;
+//     "failed" (default) records the runs whose first terminal event is
+//     FAIL or ABORT, "all" every run, "none" none.
+//   - Symlinks: each identifier of a dataset's symlinks facet gives a
+//     DatasetAlias vertex and ALIAS_OF to the dataset, for every valid
+//     event. Graph.Lineage() is the graph without runs and aliases.
 //   - Times are Unix milliseconds (time.Time.UnixMilli of the parsed
 //     eventTime: sub-millisecond digits are dropped).
 package refmodel

@@ -99,7 +99,7 @@ func TestHandwrittenByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := refmodel.Build(records, refmodel.Options{})
+	g := refmodel.Build(records, refmodel.Options{}).Lineage()
 	if g.Events != 26 || g.Invalid != 6 || g.Duplicates != 1 || len(g.Vertices) != 15 || len(g.Edges) != 20 {
 		t.Fatalf("events %d invalid %d duplicates %d vertices %d edges %d, want 26 6 1 15 20",
 			g.Events, g.Invalid, g.Duplicates, len(g.Vertices), len(g.Edges))

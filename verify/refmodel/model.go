@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lineageflow/lineageflow/lineage"
@@ -18,6 +19,11 @@ type Options struct {
 	// Policy is "strict" (default, also for "") or "any"; see the package
 	// documentation.
 	Policy string
+	// Runs is "failed" (default, also for ""), "all" or "none": which
+	// runs give Run vertices with RUN_OF, READ and WROTE edges. "failed":
+	// the runs whose first terminal event is FAIL or ABORT (policy strict
+	// only), their READ and WROTE edges stamped with the run's span.
+	Runs string
 }
 
 // Graph is the lineage a stream gives, with counts of what was seen.
@@ -31,13 +37,16 @@ type Graph struct {
 
 // Model folds records one at a time. It is not safe for concurrent use.
 type Model struct {
-	any bool
+	any        bool
+	noRuns     bool
+	failedRuns bool
 
 	events, invalid, dups int
 	seen                  map[[sha256.Size]byte]struct{}
 	runs                  map[string]*run
 	jobEdges              map[string]lineage.Edge
 	vertices              map[string]lineage.Vertex // of JobEvent edges and DatasetEvents
+	aliasEdges            map[string]lineage.Edge   // ALIAS_OF
 }
 
 type run struct {
@@ -49,6 +58,23 @@ type run struct {
 	stamped  bool
 	first    int64
 	last     int64
+
+	// Run vertex and its edges (every run, whatever its outcome).
+	props         lineage.Props
+	tMin, tMax    int64 // over all its events
+	hasEnd        bool
+	endMax        int64 // over its terminal events
+	reads, writes map[lineage.Dataset][2]int64
+}
+
+// span widens a [min, max] pair by t.
+func span(m map[lineage.Dataset][2]int64, d lineage.Dataset, t int64) {
+	cur, ok := m[d]
+	if !ok {
+		m[d] = [2]int64{t, t}
+		return
+	}
+	m[d] = [2]int64{min(cur[0], t), max(cur[1], t)}
 }
 
 func (r *run) stamp(ms int64) {
@@ -64,10 +90,20 @@ func (r *run) stamp(ms int64) {
 // New returns an empty model. It panics on an unknown policy.
 func New(opts Options) *Model {
 	m := &Model{
-		seen:     make(map[[sha256.Size]byte]struct{}),
-		runs:     make(map[string]*run),
-		jobEdges: make(map[string]lineage.Edge),
-		vertices: make(map[string]lineage.Vertex),
+		seen:       make(map[[sha256.Size]byte]struct{}),
+		runs:       make(map[string]*run),
+		jobEdges:   make(map[string]lineage.Edge),
+		vertices:   make(map[string]lineage.Vertex),
+		aliasEdges: make(map[string]lineage.Edge),
+	}
+	switch opts.Runs {
+	case "all":
+	case "none":
+		m.noRuns = true
+	case "", "failed":
+		m.failedRuns = true
+	default:
+		panic(fmt.Sprintf("refmodel: unknown runs %q", opts.Runs))
 	}
 	switch opts.Policy {
 	case "", "strict":
@@ -102,6 +138,7 @@ func (m *Model) Add(data []byte) {
 		return
 	}
 	m.seen[sum] = struct{}{}
+	m.addAliases(ev)
 	switch ev.kind {
 	case lineage.KindDataset:
 		v := lineage.DatasetVertex(ev.dataset)
@@ -111,9 +148,11 @@ func (m *Model) Add(data []byte) {
 	case lineage.KindRun:
 		r := m.runs[ev.runID]
 		if r == nil {
-			r = &run{id: ev.runID, job: ev.job, inputs: map[lineage.Dataset]struct{}{}, outputs: map[lineage.Dataset]struct{}{}}
+			r = &run{id: ev.runID, job: ev.job, inputs: map[lineage.Dataset]struct{}{}, outputs: map[lineage.Dataset]struct{}{},
+				tMin: ev.time, tMax: ev.time, reads: map[lineage.Dataset][2]int64{}, writes: map[lineage.Dataset][2]int64{}}
 			m.runs[ev.runID] = r
 		}
+		m.runVertex(r, ev)
 		for _, d := range ev.inputs {
 			r.inputs[d] = struct{}{}
 		}
@@ -125,6 +164,11 @@ func (m *Model) Add(data []byte) {
 		}
 		if m.any || ev.typ == lineage.TypeComplete {
 			r.stamp(ev.time)
+			for _, l := range ev.lifecycle {
+				v := lineage.DatasetVertex(l.Dataset)
+				v.Props = lineage.MakeProps(lineage.LifecycleProps(l, ev.time)...)
+				lineage.MergeVertexInto(m.vertices, v)
+			}
 		}
 	}
 }
@@ -140,10 +184,25 @@ func (m *Model) Graph() *Graph {
 		Events:     m.events,
 	}
 	for id, v := range m.vertices {
-		g.Vertices[id] = v
+		lineage.MergeVertexInto(g.Vertices, v)
+		_ = id
 	}
 	for id, e := range m.jobEdges {
 		g.Edges[id] = e
+	}
+	for _, e := range m.aliasEdges {
+		lineage.MergeInto(g.Edges, e)
+	}
+	for _, r := range m.runs {
+		switch {
+		case m.noRuns:
+		case m.failedRuns:
+			if !m.any && (r.terminal == lineage.TypeFail || r.terminal == lineage.TypeAbort) {
+				m.addRun(g, r)
+			}
+		default:
+			m.addRun(g, r)
+		}
 	}
 	for _, r := range m.runs {
 		if !r.stamped {
@@ -175,8 +234,8 @@ func (m *Model) addEdges(edges map[string]lineage.Edge, vertices map[string]line
 			e = old
 		}
 		edges[e.ID] = e
-		vertices[out.ID] = out
-		vertices[in.ID] = in
+		lineage.MergeVertexInto(vertices, out)
+		lineage.MergeVertexInto(vertices, in)
 	}
 	for _, i := range inputs {
 		add(lineage.EdgeInputTo, lineage.DatasetVertex(i), jv)
@@ -202,6 +261,14 @@ type event struct {
 	job             lineage.Job
 	dataset         lineage.Dataset // KindDataset
 	inputs, outputs []lineage.Dataset
+	aliases         []alias // symlinks of the datasets named
+	lifecycle       []lineage.Lifecycle
+
+	// run facets, read leniently (a facet of another shape is ignored)
+	errorMessage           string
+	hasError               bool
+	nomStart, nomEnd       int64
+	hasNomStart, hasNomEnd bool
 }
 
 // Valid reports whether data is a valid record, and if not, why.
@@ -254,25 +321,37 @@ func (o object) named(key, path string) (ns, name string, err error) {
 	return ns, name, nil
 }
 
-func (o object) datasets(key string) ([]lineage.Dataset, error) {
+func (o object) datasetsAliases(key string) ([]lineage.Dataset, []alias, []lineage.Lifecycle, error) {
 	raw, ok := o[key]
 	if !ok || isNull(raw) {
-		return nil, nil
+		return nil, nil, nil, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("%s: not an array", key)
+		return nil, nil, nil, fmt.Errorf("%s: not an array", key)
 	}
 	out := make([]lineage.Dataset, 0, len(items))
+	var als []alias
+	var lcs []lineage.Lifecycle
 	for i, it := range items {
 		wrap := object{"d": it}
 		ns, name, err := wrap.named("d", fmt.Sprintf("%s[%d]", key, i))
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
-		out = append(out, lineage.Dataset{Namespace: ns, Name: name})
+		d := lineage.Dataset{Namespace: ns, Name: name}
+		if key == "outputs" {
+			if st := lifecycleState(it); st != "" {
+				lcs = append(lcs, lineage.Lifecycle{Dataset: d, State: st})
+				if st == lineage.LifecycleDrop {
+					continue // a DROP is not a write
+				}
+			}
+		}
+		out = append(out, d)
+		als = append(als, symlinks(d, it)...)
 	}
-	return out, nil
+	return out, als, lcs, nil
 }
 
 var eventTypes = map[string]lineage.EventType{
@@ -298,11 +377,35 @@ func parse(data []byte) (*event, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {
-		return nil, fmt.Errorf("eventTime %q: %w", ts, err)
+		// Marquez reads a date-time without a zone as UTC.
+		var err2 error
+		if t, err2 = time.Parse("2006-01-02T15:04:05.999999999", ts); err2 != nil {
+			return nil, fmt.Errorf("eventTime %q: %w", ts, err)
+		}
 	}
 	ev.time = t.UnixMilli()
 	present := func(key string) bool { raw, ok := top[key]; return ok && !isNull(raw) }
+	var url string
+	if raw, ok := top["schemaURL"]; ok {
+		_ = json.Unmarshal(raw, &url)
+	}
+	schemaKind := ""
+	if i := strings.LastIndex(url, "/"); i >= 0 {
+		schemaKind = url[i+1:]
+	}
 	switch {
+	case !present("run") && present("eventType") && schemaKind == "DatasetEvent":
+		// Marquez reads the kind from schemaURL (an eventType too).
+		ev.kind = lineage.KindDataset
+		ns, name, err := top.named("dataset", "$")
+		if err != nil {
+			return nil, err
+		}
+		ev.dataset = lineage.Dataset{Namespace: ns, Name: name}
+		ev.aliases = symlinks(ev.dataset, top["dataset"])
+		return ev, nil
+	case !present("run") && present("eventType") && schemaKind == "JobEvent":
+		ev.kind = lineage.KindJob
 	case present("run") || present("eventType"):
 		ev.kind = lineage.KindRun
 		runObj, err := asObject(top["run"], "run")
@@ -315,6 +418,7 @@ func parse(data []byte) (*event, error) {
 		if ev.runID == "" {
 			return nil, fmt.Errorf("run.runId: empty")
 		}
+		ev.runFacets(runObj)
 		if raw, ok := top["eventType"]; ok && !isNull(raw) {
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
@@ -333,6 +437,7 @@ func parse(data []byte) (*event, error) {
 			return nil, err
 		}
 		ev.dataset = lineage.Dataset{Namespace: ns, Name: name}
+		ev.aliases = symlinks(ev.dataset, top["dataset"])
 		return ev, nil
 	case present("job"):
 		ev.kind = lineage.KindJob
@@ -344,11 +449,13 @@ func parse(data []byte) (*event, error) {
 		return nil, err
 	}
 	ev.job = lineage.Job{Namespace: ns, Name: name}
-	if ev.inputs, err = top.datasets("inputs"); err != nil {
+	var inAl, outAl []alias
+	if ev.inputs, inAl, _, err = top.datasetsAliases("inputs"); err != nil {
 		return nil, err
 	}
-	if ev.outputs, err = top.datasets("outputs"); err != nil {
+	if ev.outputs, outAl, ev.lifecycle, err = top.datasetsAliases("outputs"); err != nil {
 		return nil, err
 	}
+	ev.aliases = append(inAl, outAl...)
 	return ev, nil
 }

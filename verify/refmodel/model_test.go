@@ -306,7 +306,7 @@ func TestModelRules(t *testing.T) {
 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Build(tt.records, Options{Policy: tt.policy})
+			got := Build(tt.records, Options{Policy: tt.policy}).Lineage()
 			if d := Compare(tt.want, got); !d.Empty() {
 				t.Errorf("graph differs:\n%s", d)
 			}
@@ -350,7 +350,7 @@ func TestValidity(t *testing.T) {
 		{"eventTime number", `{"eventTime":1767225600000,"run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`, false},
 		{"eventTime missing", `{"run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`, false},
 		{"eventTime not RFC 3339", `{"eventTime":"2026-01-01 00:00:00","run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`, false},
-		{"eventTime without zone", `{"eventTime":"2026-01-01T00:00:00","run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`, false},
+		{"eventTime without zone", `{"eventTime":"2026-01-01T00:00:00","run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`, true}, // read as UTC, as Marquez does
 		{"unknown eventType", strings.Replace(good, `"START"`, `"SUCCEEDED"`, 1), false},
 		{"lowercase eventType", strings.Replace(good, `"START"`, `"start"`, 1), false},
 		{"eventType number", strings.Replace(good, `"START"`, `3`, 1), false},
@@ -380,7 +380,7 @@ func TestValidity(t *testing.T) {
 
 func TestTimesInMilliseconds(t *testing.T) {
 	rec := []byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T02:00:00.123999+02:00","run":{"runId":"r"},"job":{"namespace":"n","name":"j"},"inputs":[{"namespace":"n","name":"a"}]}`)
-	g := Build([][]byte{rec}, Options{})
+	g := Build([][]byte{rec}, Options{}).Lineage()
 	if len(g.Edges) != 1 {
 		t.Fatalf("edges = %d", len(g.Edges))
 	}
@@ -394,9 +394,9 @@ func TestTimesInMilliseconds(t *testing.T) {
 func TestIncrementalGraphIsASnapshot(t *testing.T) {
 	m := New(Options{})
 	m.Add(runEv("START", "r", 0, job, []ds{dsA}, nil))
-	before := m.Graph()
+	before := m.Graph().Lineage()
 	m.Add(runEv("COMPLETE", "r", 1, job, nil, []ds{dsB}))
-	after := m.Graph()
+	after := m.Graph().Lineage()
 	if len(before.Edges) != 0 || len(after.Edges) != 3 || after.Events != 2 {
 		t.Fatalf("before %d edges, after %d edges / %d events", len(before.Edges), len(after.Edges), after.Events)
 	}

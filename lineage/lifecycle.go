@@ -1,0 +1,44 @@
+package lineage
+
+import "encoding/json"
+
+// Lifecycle is the lifecycleStateChange facet of an output dataset.
+type Lifecycle struct {
+	Dataset Dataset
+	State   string // ALTER, CREATE, DROP, OVERWRITE, RENAME, TRUNCATE (as sent)
+}
+
+// LifecycleDrop is the state of a dropped dataset: its event does not
+// write it (no OUTPUTS, no DERIVES, no WROTE), it marks it dropped.
+const LifecycleDrop = "DROP"
+
+// Dataset properties the lifecycle gives (see [Prop] for the rules).
+const (
+	PropLifecycleState = "lifecycleState" // last writer wins by eventTime
+	PropDroppedAt      = "droppedAt"      // latest eventTime of a DROP
+)
+
+// lifecycleOf reads the lifecycleStateChange facet's state from its raw
+// object ("" when absent or not a non-empty string). Both decoders share
+// it.
+func lifecycleOf(raw []byte) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(m["lifecycleStateChange"], &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// LifecycleProps are the Dataset properties a lifecycle change at
+// eventTime t (Unix ms) gives.
+func LifecycleProps(l Lifecycle, t int64) []Prop {
+	ps := []Prop{StrLWW(PropLifecycleState, l.State, t)}
+	if l.State == LifecycleDrop {
+		ps = append(ps, NumMax(PropDroppedAt, t))
+	}
+	return ps
+}

@@ -1,0 +1,268 @@
+package lineage
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/lineageflow/lineageflow/internal/enc"
+)
+
+// Prop is one mergeable vertex property. Of two values of one key the
+// greater (Stamp, Num, Str) wins: one total order, so the merge is
+// commutative, associative and idempotent whatever the order and number of
+// deliveries. The rules of the model are all expressed through Stamp:
+//
+//   - last writer wins: Stamp = the producer eventTime (Unix ms) of the
+//     value; ties by the greater value;
+//   - maximum: Stamp = Num;
+//   - minimum: Stamp = -Num;
+//   - a constant (a pure function of the vertex id): Stamp = 0.
+//
+// A key always holds the same kind of value: a number (IsNum, Num) or a
+// string (Str). In the graph the value is stored under Key and Stamp under
+// Key + [StampSuffix], so that later deliveries can be compared with it.
+type Prop struct {
+	Key   string
+	Str   string
+	Num   int64
+	IsNum bool
+	Stamp int64
+}
+
+// StampSuffix is appended to a property key to name the graph property
+// holding its stamp (merge bookkeeping, not data for readers).
+const StampSuffix = "_ts"
+
+// Value returns the graph value of p: an int64 or a string.
+func (p Prop) Value() any {
+	if p.IsNum {
+		return p.Num
+	}
+	return p.Str
+}
+
+// less reports whether p loses against o (same key).
+func (p Prop) less(o Prop) bool {
+	if p.Stamp != o.Stamp {
+		return p.Stamp < o.Stamp
+	}
+	if p.Num != o.Num {
+		return p.Num < o.Num
+	}
+	return p.Str < o.Str
+}
+
+// StrLWW is a string property whose last writer (by eventTime t) wins.
+func StrLWW(key, v string, t int64) Prop { return Prop{Key: key, Str: v, Stamp: t} }
+
+// NumLWW is a numeric property whose last writer (by eventTime t) wins.
+func NumLWW(key string, v, t int64) Prop { return Prop{Key: key, Num: v, IsNum: true, Stamp: t} }
+
+// NumMax is a numeric property that keeps its maximum.
+func NumMax(key string, v int64) Prop { return Prop{Key: key, Num: v, IsNum: true, Stamp: v} }
+
+// NumMin is a numeric property that keeps its minimum.
+func NumMin(key string, v int64) Prop { return Prop{Key: key, Num: v, IsNum: true, Stamp: -v} }
+
+// StrConst is a string property that never changes for its vertex.
+func StrConst(key, v string) Prop { return Prop{Key: key, Str: v} }
+
+// Props is a set of vertex properties, at most one per key, in a canonical
+// encoding (sorted by key): a string, so that a [Vertex] stays comparable
+// with == and two equal sets are equal strings. The zero value is the
+// empty set.
+type Props string
+
+// MakeProps returns the set of ps, merging values of one key.
+func MakeProps(ps ...Prop) Props {
+	if len(ps) == 0 {
+		return ""
+	}
+	return encodeProps(mergeLists(nil, ps))
+}
+
+// List returns the properties, sorted by key. It panics on a corrupt
+// encoding (Props are only built by this package or decoded with
+// [DecodeProps]).
+func (p Props) List() []Prop {
+	l, err := decodeProps(p)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// Len returns the number of properties.
+func (p Props) Len() int { return len(p.List()) }
+
+// Get returns the property key.
+func (p Props) Get(key string) (Prop, bool) {
+	for _, x := range p.List() {
+		if x.Key == key {
+			return x, true
+		}
+	}
+	return Prop{}, false
+}
+
+// Merge returns the union of p and o, each key holding the winner of its
+// values.
+func (p Props) Merge(o Props) Props {
+	switch {
+	case o == "" || o == p:
+		return p
+	case p == "":
+		return o
+	}
+	return encodeProps(mergeLists(p.List(), o.List()))
+}
+
+// With returns p with ps merged in.
+func (p Props) With(ps ...Prop) Props { return p.Merge(MakeProps(ps...)) }
+
+// String renders the properties for messages: key=value, sorted.
+func (p Props) String() string {
+	var b strings.Builder
+	for i, x := range p.List() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(x.Key)
+		b.WriteByte('=')
+		if x.IsNum {
+			b.WriteString(strconv.FormatInt(x.Num, 10))
+		} else {
+			b.WriteString(quoteValue(x.Str))
+		}
+	}
+	return b.String()
+}
+
+func mergeLists(a, b []Prop) []Prop {
+	m := make(map[string]Prop, len(a)+len(b))
+	for _, l := range [][]Prop{a, b} {
+		for _, x := range l {
+			if cur, ok := m[x.Key]; !ok || cur.less(x) {
+				m[x.Key] = x
+			}
+		}
+	}
+	out := make([]Prop, 0, len(m))
+	for _, x := range m {
+		out = append(out, x)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// errCorruptProps is returned by [DecodeProps] for bytes that are not a
+// Props encoding.
+var errCorruptProps = errors.New("lineage: corrupt vertex properties")
+
+func encodeProps(l []Prop) Props {
+	var b []byte
+	b = enc.AppendUvarint(b, uint64(len(l)))
+	for _, x := range l {
+		b = enc.AppendString(b, x.Key)
+		b = enc.AppendVarint(b, x.Stamp)
+		if x.IsNum {
+			b = append(b, 1)
+			b = enc.AppendVarint(b, x.Num)
+		} else {
+			b = append(b, 0)
+			b = enc.AppendString(b, x.Str)
+		}
+	}
+	return Props(b)
+}
+
+func decodeProps(p Props) ([]Prop, error) {
+	if p == "" {
+		return nil, nil
+	}
+	r := enc.NewReader([]byte(p), errCorruptProps)
+	n := r.Uvarint()
+	if n > uint64(len(p)) {
+		return nil, errCorruptProps
+	}
+	out := make([]Prop, 0, n)
+	for i := uint64(0); i < n && r.OK(); i++ {
+		x := Prop{Key: r.String(), Stamp: r.Varint()}
+		switch r.Byte() {
+		case 0:
+			x.Str = r.String()
+		case 1:
+			x.IsNum, x.Num = true, r.Varint()
+		default:
+			return nil, errCorruptProps
+		}
+		if len(out) > 0 && out[len(out)-1].Key >= x.Key {
+			return nil, errCorruptProps
+		}
+		out = append(out, x)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if r.Len() != 0 {
+		return nil, errCorruptProps
+	}
+	return out, nil
+}
+
+// DecodeProps checks that s is a Props encoding (as read back from
+// storage) and returns it.
+func DecodeProps(s string) (Props, error) {
+	if _, err := decodeProps(Props(s)); err != nil {
+		return "", err
+	}
+	return Props(s), nil
+}
+
+// propJSON is the JSON form of one property: key, value (s or n) and
+// stamp.
+type propJSON struct {
+	K string  `json:"k"`
+	S *string `json:"s,omitempty"`
+	N *int64  `json:"n,omitempty"`
+	T int64   `json:"t"`
+}
+
+// MarshalJSON writes the properties as a JSON array of {k, s|n, t}.
+func (p Props) MarshalJSON() ([]byte, error) {
+	l := p.List()
+	out := make([]propJSON, len(l))
+	for i, x := range l {
+		out[i] = propJSON{K: x.Key, T: x.Stamp}
+		if x.IsNum {
+			out[i].N = &l[i].Num
+		} else {
+			out[i].S = &l[i].Str
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (p *Props) UnmarshalJSON(data []byte) error {
+	var in []propJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return fmt.Errorf("lineage: vertex properties: %w", err)
+	}
+	l := make([]Prop, len(in))
+	for i, x := range in {
+		l[i] = Prop{Key: x.K, Stamp: x.T}
+		switch {
+		case x.N != nil:
+			l[i].IsNum, l[i].Num = true, *x.N
+		case x.S != nil:
+			l[i].Str = *x.S
+		}
+	}
+	*p = MakeProps(l...)
+	return nil
+}

@@ -1,0 +1,83 @@
+package refmodel
+
+import (
+	"encoding/json"
+
+	"github.com/lineageflow/lineageflow/lineage"
+)
+
+// alias is one identifier of a dataset's symlinks facet.
+type alias struct {
+	of, alias lineage.Dataset
+	typ       string
+}
+
+// symlinks reads the symlinks facet of the dataset object raw (named d):
+// {"facets": {"symlinks": {"identifiers": [{"namespace", "name",
+// "type"}]}}}. Leniently: anything of another shape gives nothing; an
+// identifier without a non-empty string namespace and name, or naming d
+// itself, is skipped; a type that is not a string is absent.
+func symlinks(d lineage.Dataset, raw json.RawMessage) []alias {
+	var ds struct {
+		Facets map[string]json.RawMessage
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil || json.Unmarshal(top["facets"], &ds.Facets) != nil {
+		return nil
+	}
+	sraw, ok := ds.Facets["symlinks"]
+	var sl map[string]json.RawMessage
+	if !ok || json.Unmarshal(sraw, &sl) != nil || sl == nil {
+		return nil
+	}
+	var ids []map[string]json.RawMessage
+	if json.Unmarshal(sl["identifiers"], &ids) != nil {
+		return nil
+	}
+	str := func(m map[string]json.RawMessage, k string) string {
+		var s string
+		if json.Unmarshal(m[k], &s) != nil {
+			return ""
+		}
+		return s
+	}
+	var out []alias
+	for _, id := range ids {
+		a := lineage.Dataset{Namespace: str(id, "namespace"), Name: str(id, "name")}
+		if a.Namespace == "" || a.Name == "" || a == d {
+			continue
+		}
+		out = append(out, alias{of: d, alias: a, typ: str(id, "type")})
+	}
+	return out
+}
+
+// addAliases adds the DatasetAlias vertices and ALIAS_OF edges of a
+// valid event (every kind, every outcome: identity, not lineage).
+func (m *Model) addAliases(ev *event) {
+	for _, a := range ev.aliases {
+		av := lineage.Vertex{ID: lineage.AliasID(a.alias), Label: lineage.LabelDatasetAlias,
+			Namespace: a.alias.Namespace, Name: a.alias.Name}
+		if a.typ != "" {
+			av.Props = lineage.MakeProps(lineage.StrConst(lineage.PropAliasType, a.typ))
+		}
+		dv := lineage.DatasetVertex(a.of)
+		lineage.MergeVertexInto(m.vertices, av)
+		lineage.MergeVertexInto(m.vertices, dv)
+		lineage.MergeInto(m.aliasEdges, lineage.NewEdge(lineage.EdgeAliasOf, av.ID, dv.ID, ev.time, ev.time, ev.runID))
+	}
+}
+
+// lifecycleState reads the lifecycleStateChange facet of the output
+// dataset object raw: its state, "" when absent or of another shape.
+func lifecycleState(raw json.RawMessage) string {
+	var ds map[string]json.RawMessage
+	var facets map[string]json.RawMessage
+	var lc map[string]json.RawMessage
+	var st string
+	if json.Unmarshal(raw, &ds) != nil || json.Unmarshal(ds["facets"], &facets) != nil ||
+		json.Unmarshal(facets["lifecycleStateChange"], &lc) != nil || json.Unmarshal(lc["lifecycleStateChange"], &st) != nil {
+		return ""
+	}
+	return st
+}

@@ -1,0 +1,147 @@
+package refmodel
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+
+	"github.com/lineageflow/lineageflow/lineage"
+)
+
+// runVertex folds one RunEvent into its run's vertex state: every event
+// of a run, whatever its outcome, counts here (DESIGN.md, "Graph model").
+func (m *Model) runVertex(r *run, ev *event) {
+	t := ev.time
+	r.tMin, r.tMax = min(r.tMin, t), max(r.tMax, t)
+	if ev.typ.Terminal() {
+		if !r.hasEnd || t > r.endMax {
+			r.endMax = t
+		}
+		r.hasEnd = true
+	}
+	ps := []lineage.Prop{}
+	if p, ok := lineage.RunStateProp(ev.typ, t); ok {
+		ps = append(ps, p)
+	}
+	if ev.hasError {
+		ps = append(ps, lineage.StrLWW(lineage.PropErrorMessage, ev.errorMessage, t))
+	}
+	if ev.hasNomStart {
+		ps = append(ps, lineage.NumLWW(lineage.PropNominalStartTime, ev.nomStart, t))
+	}
+	if ev.hasNomEnd {
+		ps = append(ps, lineage.NumLWW(lineage.PropNominalEndTime, ev.nomEnd, t))
+	}
+	r.props = r.props.With(ps...)
+	for _, d := range ev.inputs {
+		span(r.reads, d, t)
+	}
+	for _, d := range ev.outputs {
+		span(r.writes, d, t)
+	}
+}
+
+// addRun adds run r's vertex, its job's vertex, RUN_OF, READ and WROTE.
+func (m *Model) addRun(g *Graph, r *run) {
+	ps := []lineage.Prop{
+		lineage.StrConst(lineage.PropRunID, r.id),
+		lineage.StrConst(lineage.PropJobNamespace, r.job.Namespace),
+		lineage.StrConst(lineage.PropJobName, r.job.Name),
+		lineage.NumMin(lineage.PropStartedAt, r.tMin),
+		lineage.NumMax(lineage.PropUpdatedAt, r.tMax),
+	}
+	if r.hasEnd {
+		ps = append(ps, lineage.NumMax(lineage.PropEndedAt, r.endMax))
+		if r.endMax >= r.tMin {
+			ps = append(ps, lineage.NumMax(lineage.PropDurationMs, r.endMax-r.tMin))
+		}
+	}
+	rv := lineage.RunVertex(r.id)
+	rv.Props = r.props.With(ps...)
+	jv := lineage.JobVertex(r.job)
+	lineage.MergeVertexInto(g.Vertices, rv)
+	lineage.MergeVertexInto(g.Vertices, jv)
+	add := func(label string, in lineage.Vertex, first, last int64) {
+		lineage.MergeVertexInto(g.Vertices, in)
+		lineage.MergeInto(g.Edges, lineage.NewEdge(label, rv.ID, in.ID, first, last, r.id))
+	}
+	add(lineage.EdgeRunOf, jv, r.tMin, r.tMax)
+	for d, s := range r.reads {
+		if m.failedRuns {
+			s = [2]int64{r.tMin, r.tMax}
+		}
+		add(lineage.EdgeRead, lineage.DatasetVertex(d), s[0], s[1])
+	}
+	for d, s := range r.writes {
+		if m.failedRuns {
+			s = [2]int64{r.tMin, r.tMax}
+		}
+		add(lineage.EdgeWrote, lineage.DatasetVertex(d), s[0], s[1])
+	}
+}
+
+// runFacets reads the errorMessage and nominalTime run facets of a run
+// object, ignoring any of another shape (they never make a record
+// invalid).
+func (ev *event) runFacets(runObj object) {
+	var facets map[string]json.RawMessage
+	if raw, ok := runObj["facets"]; !ok || json.Unmarshal(raw, &facets) != nil {
+		return
+	}
+	var em map[string]*string // keys match exactly (a struct would not)
+	if raw, ok := facets["errorMessage"]; ok && bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) &&
+		json.Unmarshal(raw, &em) == nil {
+		if msg, ok := em["message"]; ok && msg != nil {
+			ev.errorMessage, ev.hasError = *msg, true
+		}
+	}
+	var nt map[string]json.RawMessage
+	if raw, ok := facets["nominalTime"]; ok && json.Unmarshal(raw, &nt) == nil && nt != nil {
+		ev.nomStart, ev.hasNomStart = facetTime(nt["nominalStartTime"])
+		ev.nomEnd, ev.hasNomEnd = facetTime(nt["nominalEndTime"])
+	}
+}
+
+// facetTime reads an RFC 3339 date-time of a facet; one without a zone
+// is UTC.
+func facetTime(raw json.RawMessage) (int64, bool) {
+	var s string
+	if raw == nil || json.Unmarshal(raw, &s) != nil {
+		return 0, false
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UnixMilli(), true
+		}
+	}
+	return 0, false
+}
+
+// IsLineage reports whether label is a lineage edge label (INPUT_TO,
+// OUTPUTS, DERIVES): only committed runs and JobEvents give them.
+func IsLineage(label string) bool {
+	return label == lineage.EdgeInputTo || label == lineage.EdgeOutputs || label == lineage.EdgeDerives
+}
+
+// Lineage returns the lineage part of g, the graph of the model before
+// runs had vertices: the lineage edges, their endpoints, and the vertices
+// no edge touches (DatasetEvents). Counts are kept.
+func (g *Graph) Lineage() *Graph {
+	out := &Graph{Vertices: map[string]lineage.Vertex{}, Edges: map[string]lineage.Edge{},
+		Invalid: g.Invalid, Duplicates: g.Duplicates, Events: g.Events}
+	touched := map[string]bool{}
+	for id, e := range g.Edges {
+		touched[e.OutV], touched[e.InV] = true, true
+		if IsLineage(e.Label) {
+			out.Edges[id] = e
+			out.Vertices[e.OutV] = g.Vertices[e.OutV]
+			out.Vertices[e.InV] = g.Vertices[e.InV]
+		}
+	}
+	for id, v := range g.Vertices {
+		if !touched[id] {
+			out.Vertices[id] = v
+		}
+	}
+	return out
+}
