@@ -198,6 +198,11 @@ var (
 	descSinkMerged = desc("lineage_sink_coalesced_records_total", "Edges and vertices not sent because a request merged from several batches carried them already.")
 	descSinkRetry  = desc("lineage_sink_retries_total", "Gremlin request retries by error code (Neptune exception class, Timeout, Connection, ...).", "code")
 	descSinkBatch  = desc("lineage_sink_batches_total", "Sink WriteBatch calls.")
+	descSDClaims   = desc("lineage_dedup_shared_claims_total", "Record keys claimed on the shared dedup tier (-dedup redis://...): one SET NX GET each, pipelined per batch.")
+	descSDDups     = desc("lineage_dedup_shared_duplicates_total", "Duplicates only the shared dedup tier knew (seen by another shard or worker; included in lineage_duplicates_detected_total): what the local tier alone would have missed.")
+	descSDFallback = desc("lineage_dedup_shared_fallback_records_total", "Records the local dedup tier decided alone because the shared tier's claim failed or timed out (-dedup-timeout).")
+	descSDDegraded = desc("lineage_dedup_shared_degraded", "1 while the last claim on the shared dedup tier failed (the local tier decides alone; ingestion goes on).")
+	descSDClaimDur = desc("lineage_dedup_shared_claim_duration_seconds", "Time of the shared dedup tier's claims, one per record batch: the latency it adds to a batch.")
 	descWrites     = desc("lineage_graph_writes_total", "Vertex and edge upserts in acknowledged sink batches, by kind (vertex, edge): what the processor asked for; the Gremlin sink sends fewer (lineage_sink_records_total).", "kind")
 )
 
@@ -214,7 +219,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
 		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache, descSinkMerged,
-		descSinkRetry, descSinkBatch, descWrites} {
+		descSinkRetry, descSinkBatch, descWrites, descSDClaims, descSDDups, descSDFallback, descSDDegraded, descSDClaimDur} {
 		ch <- d
 	}
 }
@@ -268,6 +273,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	events := st.Events.Load()
 	counter(descEvents, float64(events))
 	counter(descDuplicates, float64(st.Duplicates.Load()))
+	counter(descSDClaims, float64(st.SharedDedupClaims.Load()))
+	counter(descSDDups, float64(st.SharedDedupDuplicates.Load()))
+	counter(descSDFallback, float64(st.SharedDedupFallbacks.Load()))
+	gauge(descSDDegraded, b2f(st.SharedDedupDegraded()))
+	ch <- prometheus.MustNewConstSummary(descSDClaimDur, uint64(st.SharedDedupCalls.Load()),
+		time.Duration(st.SharedDedupNanos.Load()).Seconds(), nil)
 	for reason, n := range st.Invalid() {
 		counter(descInvalid, float64(n), string(reason))
 	}

@@ -118,6 +118,10 @@ func exportedNames(t *testing.T) (samples, families map[string]bool) {
 			}
 			continue
 		}
+		if mf.GetType() == dto.MetricType_SUMMARY {
+			samples[name+"_sum"], samples[name+"_count"] = true, true
+			continue
+		}
 		samples[name] = true
 	}
 	if !samples["lineage_invalid_records_total"] || !samples["lineage_sink_retries_total"] || !samples["lineage_shard_millis_behind_latest"] {
