@@ -45,7 +45,7 @@ func runWorker(ctx context.Context, args []string) error {
 		runTimeout  = fs.Duration("run-timeout", processor.DefaultRunTimeout, "open runs expire after this long without events (arrival time)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
 		maxKeys     = fs.Int("max-open-keys", processor.DefaultMaxOpenKeys, "in-memory window keys between barriers (a barrier is forced beyond)")
-		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
+		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | shadow (compute and count what a gremlin sink would send, write nothing) | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
 		leaseSteal  = fs.Bool("lease-stealing", false, "take leases from busier workers")
 		failover    = fs.Duration("failover-time", 10*time.Second, "lease lifetime without renewal")
 		shardSync   = fs.Duration("shard-sync", time.Second, "shard/lease sync interval (the KCL takes at most one new lease per sync)")
@@ -205,6 +205,15 @@ func openSink(ctx context.Context, spec, region string, gopt *gremlinOptions, l 
 		return sink.NewMemory(), func() {}, nil
 	case spec == "log":
 		return logSink{l}, func() {}, nil
+	case spec == "shadow":
+		// Shadow mode: everything computed, nothing written; the requests
+		// a Gremlin sink with these -gremlin-* settings would send are
+		// counted (lineage_sink_*), and unique writes like every sink.
+		cfg, err := gopt.config("wss://shadow.invalid/gremlin", region, l)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sink.NewShadow(cfg), func() {}, nil
 	case strings.HasPrefix(spec, "file:"):
 		f, err := newFileSink(strings.TrimPrefix(spec, "file:"))
 		if err != nil {
@@ -227,7 +236,7 @@ func openSink(ctx context.Context, spec, region string, gopt *gremlinOptions, l 
 			_ = n.Close(c)
 		}, nil
 	}
-	return nil, nil, fmt.Errorf("-sink %q: use memory, log, file:<path> or gremlin:<ws-url>", spec)
+	return nil, nil, fmt.Errorf("-sink %q: use memory, log, shadow, file:<path> or gremlin:<ws-url>", spec)
 }
 
 // logSink logs every batch (for trying the pipeline without a graph).

@@ -187,7 +187,7 @@ var allMetrics = []string{
 	"lineage_barrier_duration_seconds", "lineage_barrier_duration_max_seconds", "lineage_worker_running",
 	"lineage_leases_held", "lineage_shard_millis_behind_latest", "lineage_shard_checkpoint_age_seconds",
 	"lineage_dedup_shared_claims_total", "lineage_dedup_shared_duplicates_total", "lineage_dedup_shared_fallback_records_total",
-	"lineage_dedup_shared_degraded", "lineage_dedup_shared_claim_duration_seconds",
+	"lineage_dedup_shared_degraded", "lineage_dedup_shared_claim_duration_seconds", "lineage_sink_unique_writes_total",
 }
 
 func TestMetricsFromPipeline(t *testing.T) {
