@@ -31,6 +31,7 @@ func runDiff(ctx context.Context, args []string) error {
 	threshold := fs.Float64("threshold", DefaultDivergenceThreshold, "exit 1 when the divergence ratio (missing+extra+different ids / ids compared) is above this")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	timeout := fs.Duration("read-timeout", 2*time.Minute, "abandon one read of a graph after this long")
+	promFile := fs.String("prom-file", "", "also write the result as Prometheus metrics to this file (replaced atomically; for the node exporter's textfile collector), which the LineageCanaryDiverging alert watches")
 	fs.Usage = cli.Usage(fs, "lineageflow diff -production-endpoint ws://... -canary-endpoint ws://... [flags]",
 		"Reads both graphs over Gremlin and compares them by vertex and edge id: missing (in production,\n"+
 			"not in the canary), extra (in the canary only) and different (properties, label, endpoints),\n"+
@@ -64,6 +65,11 @@ func runDiff(ctx context.Context, args []string) error {
 		return fmt.Errorf("diff: canary: %w", err)
 	}
 	rep := verify.Diff(a, b, verify.DiffOptions{KeyShare: *share})
+	if *promFile != "" {
+		if err := writePromFile(*promFile, rep); err != nil {
+			return err
+		}
+	}
 	above := rep.Divergence > *threshold
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -81,6 +87,27 @@ func runDiff(ctx context.Context, args []string) error {
 	}
 	if above {
 		return &exitError{1, fmt.Errorf("divergence %.6g above the threshold %g", rep.Divergence, *threshold)}
+	}
+	return nil
+}
+
+// writePromFile writes rep to path through a temporary file and a rename,
+// so a scraper never reads half a file.
+func writePromFile(path string, rep *verify.DiffReport) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("-prom-file: %w", err)
+	}
+	if err := verify.WritePromText(f, rep, time.Now()); err != nil {
+		f.Close()
+		return fmt.Errorf("-prom-file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("-prom-file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("-prom-file: %w", err)
 	}
 	return nil
 }
