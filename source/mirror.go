@@ -269,7 +269,12 @@ func (m *Mirror) put(shard string, sel []kpl.Record) error {
 				break
 			}
 		}
-		out, err := m.kin.PutRecords(m.ctx, &kinesis.PutRecordsInput{StreamName: aws.String(m.cfg.Canary), Records: pending[:n]})
+		// Not m.ctx: a stop must not abort a call in flight (kinesalite
+		// dies of an aborted request; Kinesis would just have put the
+		// records). The stop is checked between calls.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), 30*time.Second)
+		out, err := m.kin.PutRecords(pctx, &kinesis.PutRecordsInput{StreamName: aws.String(m.cfg.Canary), Records: pending[:n]})
+		cancel()
 		var retry []ktypes.PutRecordsRequestEntry
 		var retryUsers []int
 		if err != nil {
