@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis"
+	ktypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
+
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/internal/keyspace"
@@ -43,6 +47,36 @@ func startMirror(t *testing.T, ctx context.Context, h, canary *harness.Harness, 
 		}
 	})
 	return st
+}
+
+// lastSequence returns the sequence number of the last record of a
+// one-shard stream.
+func lastSequence(ctx context.Context, kin *kinesis.Client, stream string) (string, error) {
+	shards, err := kin.ListShards(ctx, &kinesis.ListShardsInput{StreamName: aws.String(stream)})
+	if err != nil {
+		return "", fmt.Errorf("list shards of %s: %w", stream, err)
+	}
+	if len(shards.Shards) != 1 {
+		return "", fmt.Errorf("stream %s has %d shards, want 1", stream, len(shards.Shards))
+	}
+	it, err := kin.GetShardIterator(ctx, &kinesis.GetShardIteratorInput{StreamName: aws.String(stream),
+		ShardId: shards.Shards[0].ShardId, ShardIteratorType: ktypes.ShardIteratorTypeTrimHorizon})
+	if err != nil {
+		return "", err
+	}
+	last := ""
+	for iter := it.ShardIterator; iter != nil; {
+		res, err := kin.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: iter})
+		if err != nil {
+			return "", err
+		}
+		if len(res.Records) == 0 {
+			break
+		}
+		last = aws.ToString(res.Records[len(res.Records)-1].SequenceNumber)
+		iter = res.NextShardIterator
+	}
+	return last, nil
 }
 
 func dumpGraph(t *testing.T, ep string) *graphread.Snapshot {
@@ -126,9 +160,9 @@ func TestRolloutCanaryDiff(t *testing.T) {
 		if err := c.CreateStream(ctx, 1); err != nil {
 			t.Fatal(err)
 		}
-		// A 60 s window: everything the victim reads is still in open
-		// windows when it dies.
-		args := []string{"-window", "60s"}
+		// An hour of lateness: nothing the victim reads seals before it
+		// dies (windows seal at their end plus the lateness).
+		args := []string{"-lateness", "1h"}
 		if brk {
 			args = append(args, "-unsafe-break", "early-checkpoint")
 		}
@@ -137,17 +171,23 @@ func TestRolloutCanaryDiff(t *testing.T) {
 			t.Fatal(err)
 		}
 		mst := startMirror(t, ctx, h, c, c.App+"-mirror", share)
-		var ckpts int64
 		if err := c.WaitFor(ctx, 2*time.Minute, "the canary to read every mirrored record", func() (bool, error) {
 			st := victim.Stats()
-			ckpts = st["checkpoints"]
 			return mst.Put.Load() >= int64(len(mirrored)) && st["records"] >= mst.Put.Load(), nil
 		}); err != nil {
 			t.Fatal(err)
 		}
+		if st := victim.Stats(); st["windows_sealed"] != 0 {
+			t.Fatalf("the victim sealed %d windows before the kill: the scenario needs them open", st["windows_sealed"])
+		}
 		if brk {
-			if err := c.WaitFor(ctx, time.Minute, "an (early) checkpoint after the last record", func() (bool, error) {
-				return victim.Stats()["checkpoints"] > ckpts, nil
+			last, err := lastSequence(ctx, c.Kinesis(), c.Stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.WaitFor(ctx, time.Minute, "the (early) checkpoint to reach the last record "+last, func() (bool, error) {
+				ls, err := c.Leases(ctx)
+				return err == nil && len(ls) == 1 && ls[0].Checkpoint == last, err
 			}); err != nil {
 				t.Fatal(err)
 			}
