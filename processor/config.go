@@ -104,6 +104,12 @@ type PipelineConfig struct {
 	// SinkBackoff is the first retry delay of a failed WriteBatch (default
 	// 50 ms, doubling up to SinkBackoffMax, default 5 s).
 	SinkBackoff, SinkBackoffMax time.Duration
+	// SharedDedup is the dedup tier shared by every worker (nil: the
+	// local tier only). See shared.go.
+	SharedDedup SharedDedup
+	// SharedDedupTimeout bounds one batch's claim on SharedDedup
+	// (default 50 ms); past it the local tier decides alone.
+	SharedDedupTimeout time.Duration
 	// UnsafeBreak is fault injection for the e2e fault matrix, never for
 	// production: "" (default) or [UnsafeBreakEarlyCheckpoint].
 	UnsafeBreak string
@@ -151,6 +157,9 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 	if c.Stats == nil {
 		c.Stats = &Stats{}
 	}
+	if c.SharedDedupTimeout == 0 {
+		c.SharedDedupTimeout = DefaultSharedDedupTimeout
+	}
 	if c.SinkBackoff == 0 {
 		c.SinkBackoff = 50 * time.Millisecond
 	}
@@ -183,8 +192,8 @@ func (c PipelineConfig) Validate() error {
 	default:
 		return fmt.Errorf("%w: policy %q: use %q or %q", ErrConfig, c.Policy, PolicyStrict, PolicyAny)
 	}
-	if c.RunTimeout < 0 || c.DedupTTL < 0 || c.BarrierInterval < 0 {
-		return fmt.Errorf("%w: run timeout, dedup TTL and barrier interval must be >= 0", ErrConfig)
+	if c.RunTimeout < 0 || c.DedupTTL < 0 || c.BarrierInterval < 0 || c.SharedDedupTimeout < 0 {
+		return fmt.Errorf("%w: run timeout, dedup TTL, shared dedup timeout and barrier interval must be >= 0", ErrConfig)
 	}
 	switch c.UnsafeBreak {
 	case "", UnsafeBreakEarlyCheckpoint:

@@ -50,6 +50,7 @@ type Shard struct {
 	dedup   *dedupSet
 	dead    deadLetters
 	drain   *drainer
+	shared  sharedBatch // the shared dedup tier's answer for the current Process call
 
 	resume     checkpoint.Pos // skip records <= resume (set when resumed from Pebble)
 	last       checkpoint.Pos // last processed record
@@ -177,15 +178,16 @@ func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) (err 
 	if s.failed != nil {
 		return s.failed
 	}
+	if s.cfg.SharedDedup != nil {
+		s.claimShared(ctx, recs)
+	}
 	for i := range recs {
 		r := &recs[i]
-		if s.resume.Seq != "" {
-			if (checkpoint.Pos{Seq: r.Seq, Sub: r.Sub}).Compare(s.resume) <= 0 {
-				s.st.Skipped.Add(1)
-				continue
-			}
+		if s.resume.Seq != "" && s.skipResumed(r) {
+			s.st.Skipped.Add(1)
+			continue
 		}
-		s.record(r)
+		s.record(r, s.sharedClaimOf(i))
 		if s.windows.full(s.cfg.MaxOpenKeys) {
 			boundary := i == len(recs)-1 || recs[i+1].Seq != r.Seq
 			if err := s.barrier(ctx, false, boundary); err != nil {
@@ -260,8 +262,15 @@ func (s *Shard) Drop() error {
 // shard must then load its parents' handoffs ([Shard.LoadHandoff]).
 func (s *Shard) Resumed() bool { return s.resumed }
 
-// record runs one user record through decode, dedup, runs and window.
-func (s *Shard) record(r *Record) {
+// skipResumed reports whether r is at or before the resumed position
+// (already processed before a restart).
+func (s *Shard) skipResumed(r *Record) bool {
+	return (checkpoint.Pos{Seq: r.Seq, Sub: r.Sub}).Compare(s.resume) <= 0
+}
+
+// record runs one user record through decode, dedup, runs and window. c is
+// its claim on the shared dedup tier (nil: none).
+func (s *Shard) record(r *Record, c *SharedClaim) {
 	s.started = true
 	s.st.Records.Add(1)
 	if r.Seq != s.curSeq {
@@ -276,11 +285,25 @@ func (s *Shard) record(r *Record) {
 		s.deadLetter(r, err)
 		return
 	}
-	sum := sha256.Sum256(r.Data)
+	var sum [32]byte
+	if c != nil {
+		sum = c.Key
+	} else {
+		sum = sha256.Sum256(r.Data)
+	}
 	var h [16]byte
 	copy(h[:], sum[:16])
 	if s.dedup.seen(&h) {
 		s.st.Duplicates.Add(1)
+		return
+	}
+	if s.sharedDuplicate(c) {
+		// Seen by another record, on another shard or worker: a
+		// duplicate the local tier could not know. Remembered locally so
+		// its next copies here are caught without the shared tier.
+		s.st.Duplicates.Add(1)
+		s.st.SharedDedupDuplicates.Add(1)
+		s.dedup.add(h, arrival)
 		return
 	}
 	s.dedup.add(h, arrival)

@@ -12,15 +12,24 @@ import (
 // field is safe for concurrent use; an exporter (Prometheus, issue 6) reads
 // them with Load. Counts of records refused for a reason are in [Stats.Invalid].
 type Stats struct {
-	Records         atomic.Int64 // user records processed (after KPL de-aggregation)
-	Skipped         atomic.Int64 // redelivered records at or before the resumed position
-	Events          atomic.Int64 // records decoded into events
-	Duplicates      atomic.Int64 // valid records byte-identical to one seen within the dedup TTL
-	DedupLookups    atomic.Int64 // Pebble Gets of the dedup set's old tier (fingerprint matches)
-	Late            atomic.Int64 // records whose window was already sealed (still written)
-	WindowsSealed   atomic.Int64
-	EdgesEmitted    atomic.Int64 // edges written to outbox entries
-	VerticesEmitted atomic.Int64
+	Records      atomic.Int64 // user records processed (after KPL de-aggregation)
+	Skipped      atomic.Int64 // redelivered records at or before the resumed position
+	Events       atomic.Int64 // records decoded into events
+	Duplicates   atomic.Int64 // valid records byte-identical to one seen within the dedup TTL
+	DedupLookups atomic.Int64 // Pebble Gets of the dedup set's old tier (fingerprint matches)
+	// Shared dedup tier (shared.go): keys claimed, duplicates only the
+	// shared tier knew (included in Duplicates: the local tier's shortfall),
+	// records decided by the local tier alone because a claim failed, and
+	// the claims' round trips and their total time.
+	SharedDedupClaims     atomic.Int64
+	SharedDedupDuplicates atomic.Int64
+	SharedDedupFallbacks  atomic.Int64
+	SharedDedupCalls      atomic.Int64
+	SharedDedupNanos      atomic.Int64
+	Late                  atomic.Int64 // records whose window was already sealed (still written)
+	WindowsSealed         atomic.Int64
+	EdgesEmitted          atomic.Int64 // edges written to outbox entries
+	VerticesEmitted       atomic.Int64
 	// RunRecordsEmitted counts the Run vertices and RUN_OF, READ, WROTE
 	// edges among EdgesEmitted and VerticesEmitted.
 	RunRecordsEmitted atomic.Int64
@@ -41,8 +50,9 @@ type Stats struct {
 	SinkErrors         atomic.Int64 // failed WriteBatch calls (each retried)
 	Checkpoints        atomic.Int64 // KCL checkpoints written
 
-	backpressured atomic.Int64 // shards blocked on a full outbox right now
-	obs           observed     // read by exporters: observe.go
+	backpressured  atomic.Int64 // shards blocked on a full outbox right now
+	sharedDegraded atomic.Bool  // the last shared dedup claim failed
+	obs            observed     // read by exporters: observe.go
 
 	invalid sync.Map        // lineage.Reason -> *atomic.Int64
 	lenient [8]atomic.Int64 // by bit of lineage.Leniency
@@ -107,6 +117,15 @@ func (s *Stats) addInvalid(r lineage.Reason) {
 // isBackPressured.
 func (s *Stats) IsBackPressured() bool { return s.backpressured.Load() > 0 }
 
+// SharedDedupDegraded reports whether the last claim on the shared dedup
+// tier failed: the local tier decides alone until one succeeds.
+func (s *Stats) SharedDedupDegraded() bool { return s.sharedDegraded.Load() }
+
+func (s *Stats) observeSharedClaim(d time.Duration) {
+	s.SharedDedupCalls.Add(1)
+	s.SharedDedupNanos.Add(int64(d))
+}
+
 func (s *Stats) observeBarrier(d time.Duration) {
 	s.Barriers.Add(1)
 	s.BarrierNanos.Add(int64(d))
@@ -130,7 +149,9 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"handoff_runs_expired": s.HandoffRunsExpired.Load(), "handoffs_missing": s.HandoffsMissing.Load(),
 		"outbox_written": s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),
 		"sink_errors": s.SinkErrors.Load(), "checkpoints": s.Checkpoints.Load(),
-		"invalid": s.InvalidTotal(),
+		"invalid":             s.InvalidTotal(),
+		"shared_dedup_claims": s.SharedDedupClaims.Load(), "shared_dedup_duplicates": s.SharedDedupDuplicates.Load(),
+		"shared_dedup_fallbacks": s.SharedDedupFallbacks.Load(),
 	}
 	return m
 }

@@ -29,7 +29,7 @@ cleanup() {
 	if ((${#started[@]})); then bash scripts/standins-stop.sh "${started[@]}" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
-bash scripts/standins-start.sh >/dev/null
+bash scripts/standins-start.sh kinesis dynamodb gremlin >/dev/null
 
 cmd="scripts/bench-e2e.sh$(printf ' %q' "$@")"
 go build -o "$STANDIN_DIR/bench-e2e-bin" ./tools/bench-e2e

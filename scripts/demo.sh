@@ -32,7 +32,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== stand-ins"
-bash scripts/standins-start.sh
+bash scripts/standins-start.sh kinesis dynamodb gremlin
 set -a
 # shellcheck disable=SC1091
 . "$STANDIN_DIR/env"

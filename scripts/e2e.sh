@@ -17,7 +17,7 @@ started=0
 if [ ! -f "$STANDIN_DIR/env" ]; then started=1; fi
 cleanup() { if [ "$started" = 1 ]; then bash scripts/standins-stop.sh >/dev/null || true; fi; }
 trap cleanup EXIT
-bash scripts/standins-start.sh >/dev/null
+bash scripts/standins-start.sh kinesis dynamodb gremlin >/dev/null
 
 go build -o "$STANDIN_DIR/e2e-bin" ./tools/e2e
 "$STANDIN_DIR/e2e-bin" "$@"

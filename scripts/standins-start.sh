@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Start the local AWS/Neptune stand-ins (installing them first if needed).
 #
-#   scripts/standins-start.sh [kinesis] [dynamodb] [gremlin]   # no args: all
+#   scripts/standins-start.sh [kinesis] [dynamodb] [gremlin] [redis]   # no args: all
 #
 #   kinesis   kinesalite 3.3.3 (npm)  http://127.0.0.1:$STANDIN_KINESIS_PORT  (4567)
 #   dynamodb  dynalite 4.0.0 (npm)    http://127.0.0.1:$STANDIN_DYNAMODB_PORT (4568)
 #   gremlin   TinkerPop Gremlin Server 3.7.4 (Maven Central)
 #                                     ws://127.0.0.1:$STANDIN_GREMLIN_PORT/gremlin (8182)
+#   redis     redis-server >= 7.0 (Debian package redis-server, not installed here)
+#                                     redis://127.0.0.1:$STANDIN_REDIS_PORT/0 (6379)
 #
 # State lives in $STANDIN_DIR (default <repo>/.standins); see
 # scripts/lib/standins-common.sh for the layout. Writes $STANDIN_DIR/env
@@ -19,7 +21,8 @@
 # Data: kinesalite and dynalite keep LevelDB stores under $STANDIN_DIR/data,
 # so streams, records, leases and checkpoints survive a restart. Gremlin
 # Server keeps its graph IN MEMORY: a restarted Gremlin Server starts with an
-# empty graph.
+# empty graph. Redis (the shared dedup tier) runs without persistence: a
+# restarted Redis starts empty.
 #
 # Other knobs: STANDIN_START_TIMEOUT (seconds per stand-in, default 60 for
 # node, 180 for gremlin), STANDIN_GREMLIN_HEAP (default 1g).
@@ -32,7 +35,7 @@ names=("$@")
 ((${#names[@]})) || names=("${STANDIN_NAMES[@]}")
 for n in "${names[@]}"; do check_name "$n"; done
 
-mkdir -p "$STANDIN_DIR"/{pids,ports,logs,data/kinesis,data/dynamodb,gremlin}
+mkdir -p "$STANDIN_DIR"/{pids,ports,logs,data/kinesis,data/dynamodb,data/redis,gremlin}
 lock_standin_dir
 
 # ---------------------------------------------------------------- install
@@ -78,6 +81,14 @@ install_gremlin() {
 	) || die "resolving Gremlin Server with Maven failed (see the output above)"
 }
 
+# redis-server is not installed by this script (a system package): say how.
+install_redis() {
+	command -v redis-server >/dev/null || die "redis-server not found (Debian: apt-get install redis-server; 7.0 or later)"
+	local v
+	v=$(redis-server --version | sed -n 's/.* v=\([0-9]*\)\..*/\1/p')
+	[[ -n $v && $v -ge 7 ]] || die "redis-server $(redis-server --version): 7.0 or later needed (SET ... NX GET)"
+}
+
 # ---------------------------------------------------------------- health
 
 AMZ_AUTH='AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/svc/aws4_request, SignedHeaders=host;x-amz-date, Signature=0000000000000000000000000000000000000000000000000000000000000000'
@@ -106,6 +117,11 @@ healthy() {
 			-H 'Content-Type: application/json' \
 			-d '{"gremlin":"g.inject(1)"}' 2>/dev/null) || return 1
 		[[ $out == *'"code":200'* ]]
+		;;
+	redis)
+		# PING over RESP inline, bounded by timeout.
+		out=$(timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" && printf "PING\r\n" >&3 && IFS= read -r l <&3 && echo "$l"' "$port" 2>/dev/null) || return 1
+		[[ $out == +PONG* ]]
 		;;
 	esac
 }
@@ -168,6 +184,17 @@ launch() {
 			--add-opens=java.base/java.net=ALL-UNNAMED \
 			-cp "$GREMLIN_DIR/lib/*" \
 			org.apache.tinkerpop.gremlin.server.GremlinServer "$yaml" \
+			</dev/null >>"$logf" 2>&1 9>&-) &
+		;;
+	redis)
+		# Bound to 127.0.0.1, no persistence (--save "", no AOF), in the
+		# foreground. --set-proc-title no keeps the command line (which
+		# names $STANDIN_DIR: ours_alive checks it) as it was started.
+		# shellcheck disable=SC2016
+		(cd "$STANDIN_DIR/data/redis" && exec setsid nohup bash -c 'echo $$ >"$0"; exec "$@"' "$pidf" \
+			redis-server --bind 127.0.0.1 --port "$port" --dir "$STANDIN_DIR/data/redis" \
+			--save "" --appendonly no --daemonize no --set-proc-title no \
+			--protected-mode yes --loglevel notice \
 			</dev/null >>"$logf" 2>&1 9>&-) &
 		;;
 	esac
@@ -235,13 +262,14 @@ start_one() {
 	wait_healthy "$name" "$port" "$(recorded_pid "$name")" "$timeout"
 }
 
-need_node=0 need_gremlin=0
+need_node=0 need_gremlin=0 need_redis=0
 for n in "${names[@]}"; do
-	case "$n" in kinesis | dynamodb) need_node=1 ;; gremlin) need_gremlin=1 ;; esac
+	case "$n" in kinesis | dynamodb) need_node=1 ;; gremlin) need_gremlin=1 ;; redis) need_redis=1 ;; esac
 done
 command -v curl >/dev/null || die "curl not found"
 ((need_node)) && install_node
 ((need_gremlin)) && install_gremlin
+((need_redis)) && install_redis
 
 # Start in parallel (Gremlin Server is the slow one), then wait for each.
 rc=0

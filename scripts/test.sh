@@ -10,9 +10,10 @@ export STANDIN_DIR="${TEST_STANDIN_DIR:-$ROOT/.standins/test}"
 export STANDIN_KINESIS_PORT="${TEST_KINESIS_PORT:-14567}"
 export STANDIN_DYNAMODB_PORT="${TEST_DYNAMODB_PORT:-14568}"
 export STANDIN_GREMLIN_PORT="${TEST_GREMLIN_PORT:-18182}"
+export STANDIN_REDIS_PORT="${TEST_REDIS_PORT:-16379}"
 export LINEAGEFLOW_REQUIRE_STANDINS=1
 # The tests read the endpoints from $STANDIN_DIR/env, not from the shell.
-unset LINEAGEFLOW_KINESIS_ENDPOINT LINEAGEFLOW_DYNAMODB_ENDPOINT LINEAGEFLOW_GREMLIN_ENDPOINT
+unset LINEAGEFLOW_KINESIS_ENDPOINT LINEAGEFLOW_DYNAMODB_ENDPOINT LINEAGEFLOW_GREMLIN_ENDPOINT LINEAGEFLOW_REDIS_ENDPOINT
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -32,7 +33,7 @@ trap stop_standins EXIT
 bash scripts/standins-start.sh
 
 step "race detector on the concurrent packages (short mode)"
-go test -race -short -count=1 $(go list ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./testkit/gremlinproxy/... 2>/dev/null)
+go test -race -short -count=1 $(go list ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./internal/dedupredis/... ./testkit/gremlinproxy/... 2>/dev/null)
 
 step "all tests, integration tests on the stand-ins"
 go test -count=1 -timeout 40m ./...

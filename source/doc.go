@@ -4,6 +4,8 @@
 // the lease guard (a checkpoint is written only while this worker owns the
 // lease), and the store that carries open runs from a parent shard to its
 // children at a split or merge ([Handoff]: [DynamoHandoff], [MemHandoff]).
+// It also holds the canary mirror ([RunMirror]): a KCL application of its
+// own that puts a deterministic share of the stream on a canary stream.
 //
 // It decides when the KCL checkpoint is written, never what it is: the
 // position comes from [processor.Shard.Checkpoint]. It knows nothing of

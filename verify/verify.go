@@ -2,6 +2,8 @@
 // input must give, as computed by the independent reference model
 // (internal/refmodel, not the processor's code path). It reports missing,
 // extra (ghost), duplicate and property-mismatched vertices and edges.
+// [Diff] compares two live graphs (production and canary), optionally on
+// the mirrored key space, and [WritePromText] exports its result.
 package verify
 
 import (

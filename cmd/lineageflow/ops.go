@@ -15,6 +15,7 @@ import (
 type ops struct {
 	mx        *metrics.Exporter
 	sinkStats metrics.SinkStats
+	dedup     interface{ Status() error } // the shared dedup tier, nil: none
 }
 
 // instrument returns w measured for /metrics, and the ops that serve it.
@@ -40,6 +41,9 @@ func (o *ops) serve(ctx context.Context, addr string, wk *source.Worker, l *slog
 		LastSinkError: o.mx.LastSinkError}
 	if o.sinkStats != nil {
 		rd.SinkStats = o.sinkStats.Stats
+	}
+	if o.dedup != nil {
+		rd.SharedDedup = o.dedup.Status
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	srv, err := httpserver.Start(hctx, httpserver.Config{Addr: addr, Metrics: o.mx.Handler(),

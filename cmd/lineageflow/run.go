@@ -15,6 +15,7 @@ import (
 
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/cli"
+	"github.com/lineageflow/lineageflow/internal/dedupredis"
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/source"
@@ -45,7 +46,7 @@ func runWorker(ctx context.Context, args []string) error {
 		runTimeout  = fs.Duration("run-timeout", processor.DefaultRunTimeout, "open runs expire after this long without events (arrival time)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
 		maxKeys     = fs.Int("max-open-keys", processor.DefaultMaxOpenKeys, "in-memory window keys between barriers (a barrier is forced beyond)")
-		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
+		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | shadow (compute and count what a gremlin sink would send, write nothing) | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
 		leaseSteal  = fs.Bool("lease-stealing", false, "take leases from busier workers")
 		failover    = fs.Duration("failover-time", 10*time.Second, "lease lifetime without renewal")
 		shardSync   = fs.Duration("shard-sync", time.Second, "shard/lease sync interval (the KCL takes at most one new lease per sync)")
@@ -58,6 +59,8 @@ func runWorker(ctx context.Context, args []string) error {
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		statsPeriod = fs.Duration("stats-every", 10*time.Second, "log the counters this often (0: never)")
 		httpAddr    = fs.String("http-addr", ":9090", "listen address of /metrics, /healthz and /readyz (empty: no HTTP server)")
+		dedupSpec   = fs.String("dedup", "local", "dedup tier: local (each shard's Pebble set) or redis://host:port/N (also a tier shared by every worker of -app: SET NX GET with a 24 h TTL, one pipelined round trip per batch; Redis slow or down falls back to local)")
+		dedupTO     = fs.Duration("dedup-timeout", processor.DefaultSharedDedupTimeout, "with -dedup redis://...: longest wait for Redis per batch before the local tier decides alone")
 		unsafeBreak = fs.String("unsafe-break", "", "fault injection for the e2e fault matrix (make e2e -break), never for production: early-checkpoint checkpoints before the sink acknowledged, breaking exactly-once on purpose")
 		gopt        = gremlinFlags(fs)
 	)
@@ -69,12 +72,20 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	shared, err := openDedup(ctx, *dedupSpec, *app, *dedupTO, logger)
+	if err != nil {
+		return err
+	}
+	if shared != nil {
+		defer func() { _ = shared.Close() }()
+	}
 	w, closeSink, err := openSink(ctx, *sinkSpec, *region, gopt, logger)
 	if err != nil {
 		return err
 	}
 	defer closeSink()
 	w, ops := instrument(w)
+	ops.dedup = shared
 	cfg := source.Config{
 		Stream: *stream, AppName: *app, WorkerID: *workerID, DataDir: *dataDir, Sink: w,
 		AWS: awsconf.Config{Region: *region, KinesisEndpoint: *kinEP, DynamoDBEndpoint: *ddbEP,
@@ -83,11 +94,14 @@ func runWorker(ctx context.Context, args []string) error {
 			Window:     window.Config{Size: *windowSize, Lateness: *lateness},
 			TimeSource: processor.TimeSource(*timeSource), Policy: processor.Policy(*policy), Runs: processor.RunRecords(*runs),
 			RunTimeout: *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
-			UnsafeBreak: *unsafeBreak,
+			UnsafeBreak: *unsafeBreak, SharedDedupTimeout: *dedupTO,
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,
 		MaxLeases: *maxLeases, IdleBetweenReads: *idleReads, MaxRecords: *maxRecords, ShutdownGrace: *grace,
 		Logger: logger,
+	}
+	if shared != nil {
+		cfg.Pipeline.SharedDedup = shared
 	}
 	wk, err := source.NewWorker(cfg)
 	if err != nil {
@@ -147,6 +161,44 @@ func logStatsOnce(st *processor.Stats, l *slog.Logger) {
 	l.Info("stats", args...)
 }
 
+// openDedup returns the shared dedup tier named by spec (nil for local).
+// A bad URL fails; an unreachable Redis does not (it is logged, and claims
+// fall back to the local tier until Redis answers).
+func openDedup(ctx context.Context, spec, app string, timeout time.Duration, l *slog.Logger) (*dedupredis.Store, error) {
+	switch {
+	case spec == "" || spec == "local":
+		return nil, nil
+	case strings.HasPrefix(spec, "redis://") || strings.HasPrefix(spec, "rediss://"):
+	default:
+		return nil, fmt.Errorf("-dedup %q: use local or redis://host:port/N", spec)
+	}
+	if timeout <= 0 {
+		return nil, fmt.Errorf("-dedup-timeout %s: must be > 0", timeout)
+	}
+	st, err := dedupredis.New(dedupredis.Config{URL: spec, Prefix: "lineageflow:" + app + ":dedup:", Timeout: timeout, Logger: l})
+	if err != nil {
+		return nil, fmt.Errorf("-dedup: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := st.Ping(pctx); err != nil {
+		l.Warn("shared dedup: redis does not answer at start; the local tier decides alone until it does", "err", err)
+	} else {
+		l.Info("shared dedup tier on redis", "url", redactURL(spec))
+	}
+	return st, nil
+}
+
+// redactURL drops a password from a redis URL for logs.
+func redactURL(u string) string {
+	if at := strings.LastIndex(u, "@"); at >= 0 {
+		if i := strings.Index(u, "://"); i >= 0 && i < at {
+			return u[:i+3] + "***" + u[at:]
+		}
+	}
+	return u
+}
+
 // openSink builds the sink.Writer named by spec.
 func openSink(ctx context.Context, spec, region string, gopt *gremlinOptions, l *slog.Logger) (sink.Writer, func(), error) {
 	switch {
@@ -154,6 +206,15 @@ func openSink(ctx context.Context, spec, region string, gopt *gremlinOptions, l 
 		return sink.NewMemory(), func() {}, nil
 	case spec == "log":
 		return logSink{l}, func() {}, nil
+	case spec == "shadow":
+		// Shadow mode: everything computed, nothing written; the requests
+		// a Gremlin sink with these -gremlin-* settings would send are
+		// counted (lineage_sink_*), and unique writes like every sink.
+		cfg, err := gopt.config("wss://shadow.invalid/gremlin", region, l)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sink.NewShadow(cfg), func() {}, nil
 	case strings.HasPrefix(spec, "file:"):
 		f, err := newFileSink(strings.TrimPrefix(spec, "file:"))
 		if err != nil {
@@ -176,7 +237,7 @@ func openSink(ctx context.Context, spec, region string, gopt *gremlinOptions, l 
 			_ = n.Close(c)
 		}, nil
 	}
-	return nil, nil, fmt.Errorf("-sink %q: use memory, log, file:<path> or gremlin:<ws-url>", spec)
+	return nil, nil, fmt.Errorf("-sink %q: use memory, log, shadow, file:<path> or gremlin:<ws-url>", spec)
 }
 
 // logSink logs every batch (for trying the pipeline without a graph).

@@ -82,10 +82,20 @@ func TestCompose(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if got, want := strings.Join(names, " "), "gremlin lineageflow localstack replay verify"; got != want {
+	if got, want := strings.Join(names, " "), "gremlin lineageflow localstack redis replay verify"; got != want {
 		t.Fatalf("services %q, want %q", got, want)
 	}
 	ls, gr, app, rp, vf := c.Services["localstack"], c.Services["gremlin"], c.Services["lineageflow"], c.Services["replay"], c.Services["verify"]
+
+	// Redis (the shared dedup tier): 7.x (SET NX GET), 6379, health-checked,
+	// and the service uses it.
+	rd := c.Services["redis"]
+	if !strings.HasPrefix(rd.Image, "redis:7") || !publishes(t, "redis", rd)["6379"] || rd.Healthcheck == nil {
+		t.Errorf("redis: image %q (want redis:7.x), port 6379 published and a healthcheck", rd.Image)
+	}
+	if got := app.Environment["LINEAGEFLOW_DEDUP"]; got != "redis://redis:6379/0" {
+		t.Errorf("lineageflow: LINEAGEFLOW_DEDUP=%q, want redis://redis:6379/0", got)
+	}
 
 	// LocalStack: Kinesis and DynamoDB on 4566, health-checked.
 	if !strings.HasPrefix(ls.Image, "localstack/localstack:") {

@@ -164,3 +164,23 @@ func TestServerStopsWithContext(t *testing.T) {
 		t.Fatalf("Start on a bad address: %v, %v", ln, err)
 	}
 }
+
+// TestReadyzSaysSharedDedupDegraded: Redis down does not make the worker
+// unready (ingestion goes on with the local tier) but /readyz says so.
+func TestReadyzSaysSharedDedupDegraded(t *testing.T) {
+	var mu sync.Mutex
+	var dedupErr error
+	rd := &Readiness{Running: func() bool { return true }, Leases: func() int { return 1 },
+		SharedDedup: func() error { mu.Lock(); defer mu.Unlock(); return dedupErr }}
+	srv := httptest.NewServer(Handler(Config{Ready: rd.Check, Status: rd.Status}))
+	defer srv.Close()
+	if code, body := get(t, srv.URL+"/readyz"); code != 200 || !strings.Contains(body, "shared dedup ok") {
+		t.Fatalf("/readyz = %d %q, want 200 with shared dedup ok", code, body)
+	}
+	mu.Lock()
+	dedupErr = errors.New("dial tcp 127.0.0.1:6379: connection refused")
+	mu.Unlock()
+	if code, body := get(t, srv.URL+"/readyz"); code != 200 || !strings.Contains(body, "shared dedup degraded (local tier only)") {
+		t.Fatalf("/readyz = %d %q, want 200 saying shared dedup degraded", code, body)
+	}
+}

@@ -38,6 +38,10 @@ type Readiness struct {
 	LastSinkError func() (time.Time, error)
 	// SinkStats are the sink's own counters ([sink.Neptune.Stats]). Optional.
 	SinkStats func() sink.Stats
+	// SharedDedup returns nil while the shared dedup tier answers, else
+	// why not. Optional. It does not make the worker unready (ingestion
+	// goes on with the local tier: Redis never blocks it); Status says so.
+	SharedDedup func() error
 	// Window is the span over which the sink counters are compared
 	// (default 15 s).
 	Window time.Duration
@@ -68,14 +72,22 @@ func (r *Readiness) Check() error {
 
 // Status is Check's answer in words, for the /readyz body.
 func (r *Readiness) Status() string {
-	if r.Leases == nil {
-		return "running"
+	s := "running"
+	if r.Leases != nil {
+		if n := r.Leases(); n == 0 {
+			s = "running, waiting for leases"
+		} else {
+			s = fmt.Sprintf("running, %d lease(s) held", n)
+		}
 	}
-	n := r.Leases()
-	if n == 0 {
-		return "running, waiting for leases"
+	if r.SharedDedup != nil {
+		if err := r.SharedDedup(); err != nil {
+			s += fmt.Sprintf("; shared dedup degraded (local tier only): %v", err)
+		} else {
+			s += "; shared dedup ok"
+		}
 	}
-	return fmt.Sprintf("running, %d lease(s) held", n)
+	return s
 }
 
 func (r *Readiness) sinkConnected() error {

@@ -75,6 +75,7 @@ type Exporter struct {
 	batchDur     *prometheus.HistogramVec
 	vertexWrites atomic.Uint64
 	edgeWrites   atomic.Uint64
+	unique       uniqueWrites
 	lastResult   struct {
 		sync.Mutex
 		err error // of the last finished WriteBatch (nil: ok or none yet)
@@ -141,6 +142,7 @@ func (m *measured) WriteBatch(ctx context.Context, b sink.Batch) error {
 		m.e.batchDur.WithLabelValues("ok").Observe(d)
 		m.e.vertexWrites.Add(uint64(len(b.Vertices)))
 		m.e.edgeWrites.Add(uint64(len(b.Edges)))
+		m.e.unique.add(b)
 	} else {
 		m.e.batchDur.WithLabelValues("error").Observe(d)
 	}
@@ -199,6 +201,12 @@ var (
 	descSinkMerged = desc("lineage_sink_coalesced_records_total", "Edges and vertices not sent because a request merged from several batches carried them already.")
 	descSinkRetry  = desc("lineage_sink_retries_total", "Gremlin request retries by error code (Neptune exception class, Timeout, Connection, ...).", "code")
 	descSinkBatch  = desc("lineage_sink_batches_total", "Sink WriteBatch calls.")
+	descUnique     = desc("lineage_sink_unique_writes_total", "Distinct vertex and edge ids (idempotency keys) per window in acknowledged sink batches, by kind: a batch sent again adds nothing. What a canary and production compare (the divergence ratio of their rates).", "kind")
+	descSDClaims   = desc("lineage_dedup_shared_claims_total", "Record keys claimed on the shared dedup tier (-dedup redis://...): one SET NX GET each, pipelined per batch.")
+	descSDDups     = desc("lineage_dedup_shared_duplicates_total", "Duplicates only the shared dedup tier knew (seen by another shard or worker; included in lineage_duplicates_detected_total): what the local tier alone would have missed.")
+	descSDFallback = desc("lineage_dedup_shared_fallback_records_total", "Records the local dedup tier decided alone because the shared tier's claim failed or timed out (-dedup-timeout).")
+	descSDDegraded = desc("lineage_dedup_shared_degraded", "1 while the last claim on the shared dedup tier failed (the local tier decides alone; ingestion goes on).")
+	descSDClaimDur = desc("lineage_dedup_shared_claim_duration_seconds", "Time of the shared dedup tier's claims, one per record batch: the latency it adds to a batch.")
 	descWrites     = desc("lineage_graph_writes_total", "Vertex and edge upserts in acknowledged sink batches, by kind (vertex, edge): what the processor asked for; the Gremlin sink sends fewer (lineage_sink_records_total).", "kind")
 )
 
@@ -215,7 +223,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
 		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache, descSinkMerged,
-		descSinkRetry, descSinkBatch, descWrites} {
+		descSinkRetry, descSinkBatch, descWrites, descUnique, descSDClaims, descSDDups, descSDFallback, descSDDegraded, descSDClaimDur} {
 		ch <- d
 	}
 }
@@ -237,6 +245,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	vw, ew := float64(e.vertexWrites.Load()), float64(e.edgeWrites.Load())
 	counter(descWrites, vw, "vertex")
 	counter(descWrites, ew, "edge")
+	uv, ue := e.unique.totals()
+	counter(descUnique, float64(uv), "vertex")
+	counter(descUnique, float64(ue), "edge")
 	graphWrites := vw + ew
 	if s := e.cfg.Sink; s != nil {
 		st := s.Stats()
@@ -269,6 +280,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	events := st.Events.Load()
 	counter(descEvents, float64(events))
 	counter(descDuplicates, float64(st.Duplicates.Load()))
+	counter(descSDClaims, float64(st.SharedDedupClaims.Load()))
+	counter(descSDDups, float64(st.SharedDedupDuplicates.Load()))
+	counter(descSDFallback, float64(st.SharedDedupFallbacks.Load()))
+	gauge(descSDDegraded, b2f(st.SharedDedupDegraded()))
+	ch <- prometheus.MustNewConstSummary(descSDClaimDur, uint64(st.SharedDedupCalls.Load()),
+		time.Duration(st.SharedDedupNanos.Load()).Seconds(), nil)
 	for reason, n := range st.Invalid() {
 		counter(descInvalid, float64(n), string(reason))
 	}

@@ -186,6 +186,8 @@ var allMetrics = []string{
 	"lineage_sink_coalesced_records_total", "lineage_sink_batches_total", "lineage_outbox_depth", "lineage_backpressured", "lineage_shard_backpressured",
 	"lineage_barrier_duration_seconds", "lineage_barrier_duration_max_seconds", "lineage_worker_running",
 	"lineage_leases_held", "lineage_shard_millis_behind_latest", "lineage_shard_checkpoint_age_seconds",
+	"lineage_dedup_shared_claims_total", "lineage_dedup_shared_duplicates_total", "lineage_dedup_shared_fallback_records_total",
+	"lineage_dedup_shared_degraded", "lineage_dedup_shared_claim_duration_seconds", "lineage_sink_unique_writes_total",
 }
 
 func TestMetricsFromPipeline(t *testing.T) {
@@ -316,6 +318,34 @@ func TestMetricsBeforeWorker(t *testing.T) {
 	}
 	if _, ok := mfs["lineage_sink_retries_total"]; ok {
 		t.Error("sink retries exported without sink stats")
+	}
+}
+
+// The shared dedup tier's counters reach the scrape.
+func TestMetricsSharedDedup(t *testing.T) {
+	mx := metrics.New(metrics.Config{})
+	st := &processor.Stats{}
+	st.SharedDedupClaims.Add(500)
+	st.SharedDedupDuplicates.Add(7)
+	st.SharedDedupFallbacks.Add(100)
+	st.SharedDedupCalls.Add(5)
+	st.SharedDedupNanos.Add(int64(10 * time.Millisecond))
+	w := &fakeWorker{st: st}
+	w.set(true)
+	mx.SetWorker(w)
+	srv := httptest.NewServer(mx.Handler())
+	defer srv.Close()
+	mfs := scrape(t, srv.URL)
+	for name, want := range map[string]float64{"lineage_dedup_shared_claims_total": 500,
+		"lineage_dedup_shared_duplicates_total": 7, "lineage_dedup_shared_fallback_records_total": 100,
+		"lineage_dedup_shared_degraded": 0} {
+		if v, ok := value(mfs, name); !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", name, v, ok, want)
+		}
+	}
+	sm := mfs["lineage_dedup_shared_claim_duration_seconds"].GetMetric()[0].GetSummary()
+	if sm.GetSampleCount() != 5 || sm.GetSampleSum() != 0.01 {
+		t.Errorf("claim duration summary count %d sum %v, want 5 and 0.01", sm.GetSampleCount(), sm.GetSampleSum())
 	}
 }
 

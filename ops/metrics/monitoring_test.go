@@ -21,11 +21,13 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 	"gopkg.in/yaml.v3"
 
 	"github.com/lineageflow/lineageflow/ops/metrics"
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/verify"
 )
 
 var rewrite = flag.Bool("rewrite", false, "regenerate deploy/monitoring/prometheusrule.yaml from lineageflow.rules.yml")
@@ -46,7 +48,7 @@ var (
 var wantAlerts = []string{
 	"LineageFallingBehind", "LineageGraphSlowOrDown", "LineageOutboxGrowing", "LineageCheckpointStuck",
 	"LineageBadProducers", "LineageShardsUnassigned", "LineageSinkLatencyHigh", "LineageSlowDisk",
-	"LineageHandoffsMissing", "LineageSinkRequestFailures",
+	"LineageHandoffsMissing", "LineageSinkRequestFailures", "LineageCanaryDiverging",
 }
 
 type ruleGroups struct {
@@ -118,6 +120,24 @@ func exportedNames(t *testing.T) (samples, families map[string]bool) {
 			}
 			continue
 		}
+		if mf.GetType() == dto.MetricType_SUMMARY {
+			samples[name+"_sum"], samples[name+"_count"] = true, true
+			continue
+		}
+		samples[name] = true
+	}
+	// lineageflow diff's metrics (-prom-file), which the rollout alert
+	// watches: from the writer the command uses.
+	var buf bytes.Buffer
+	if err := verify.WritePromText(&buf, &verify.DiffReport{Scope: "key-share=0.1", Compared: 7, Divergence: 1.0 / 7}, now); err != nil {
+		t.Fatal(err)
+	}
+	var tp expfmt.TextParser
+	diffFamilies, err := tp.TextToMetricFamilies(&buf)
+	if err != nil {
+		t.Fatalf("diff's Prometheus text does not parse: %v", err)
+	}
+	for name := range diffFamilies {
 		samples[name] = true
 	}
 	if !samples["lineage_invalid_records_total"] || !samples["lineage_sink_retries_total"] || !samples["lineage_shard_millis_behind_latest"] {

@@ -7,10 +7,11 @@
 #   data/kinesis       kinesalite LevelDB store (persistent)
 #   data/dynamodb      dynalite LevelDB store (persistent: KCL leases survive)
 #   gremlin/           runtime copy of gremlin-server.yaml (graph in memory)
+#   data/redis         redis-server's working directory (no persistence)
 #   env                KEY=value lines for tests and the service
-# Names: kinesis, dynamodb, gremlin.
+# Names: kinesis, dynamodb, gremlin, redis.
 
-STANDIN_NAMES=(kinesis dynamodb gremlin)
+STANDIN_NAMES=(kinesis dynamodb gremlin redis)
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 STANDIN_DIR=${STANDIN_DIR:-$REPO_ROOT/.standins}
@@ -24,7 +25,7 @@ log() { echo "standins: $*" >&2; }
 
 check_name() {
 	case "$1" in
-	kinesis | dynamodb | gremlin) ;;
+	kinesis | dynamodb | gremlin | redis) ;;
 	*) die "unknown stand-in '$1' (expected: ${STANDIN_NAMES[*]})" ;;
 	esac
 }
@@ -38,6 +39,7 @@ default_port() {
 	kinesis) echo "${STANDIN_KINESIS_PORT:-4567}" ;;
 	dynamodb) echo "${STANDIN_DYNAMODB_PORT:-4568}" ;;
 	gremlin) echo "${STANDIN_GREMLIN_PORT:-8182}" ;;
+	redis) echo "${STANDIN_REDIS_PORT:-6379}" ;;
 	esac
 }
 
@@ -77,6 +79,7 @@ endpoint() {
 	case "$1" in
 	kinesis | dynamodb) echo "http://127.0.0.1:$2" ;;
 	gremlin) echo "ws://127.0.0.1:$2/gremlin" ;;
+	redis) echo "redis://127.0.0.1:$2/0" ;;
 	esac
 }
 
@@ -85,6 +88,7 @@ env_key() {
 	kinesis) echo LINEAGEFLOW_KINESIS_ENDPOINT ;;
 	dynamodb) echo LINEAGEFLOW_DYNAMODB_ENDPOINT ;;
 	gremlin) echo LINEAGEFLOW_GREMLIN_ENDPOINT ;;
+	redis) echo LINEAGEFLOW_REDIS_ENDPOINT ;;
 	esac
 }
 

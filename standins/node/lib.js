@@ -17,6 +17,20 @@ function parseArgs (defaults) {
 }
 
 function serve (name, server, port, host) {
+  // kinesalite rethrows the error of a request its client aborted
+  // mid-body (`req.on('error', function (err) { throw err })`), which would
+  // kill the stand-in whenever a client is killed or cancels a call at the
+  // wrong moment (a SIGKILLed worker, a cancelled context). The service it
+  // stands in for survives that: log it and go on. Anything else still
+  // crashes the process.
+  process.on('uncaughtException', (err) => {
+    if (err && err.code === 'ECONNRESET' && err.message === 'aborted') {
+      console.error('%s: a client aborted its request (ignored)', name)
+      return
+    }
+    console.error('%s: %s', name, (err && err.stack) || err)
+    process.exit(1)
+  })
   server.on('error', (err) => {
     console.error('%s: %s', name, err.stack || err)
     process.exit(1)

@@ -75,7 +75,8 @@ func readEnvFile(t *testing.T, path string) map[string]string {
 // scripts in a fresh STANDIN_DIR on free ports, checks the env file and the
 // health of each, stops them, and checks that every recorded process is gone
 // and no port accepts connections any more. Set LINEAGEFLOW_STANDINS_GREMLIN=0
-// to leave Gremlin Server out.
+// to leave Gremlin Server out; Redis is left out when redis-server is not
+// installed (unless LINEAGEFLOW_REQUIRE_STANDINS=1).
 func TestStandinScriptsStartStopLeaveNothing(t *testing.T) {
 	root := testenv.RepoRoot()
 	if _, err := os.Stat(filepath.Join(root, "standins/node/node_modules/kinesalite")); err != nil &&
@@ -86,9 +87,14 @@ func TestStandinScriptsStartStopLeaveNothing(t *testing.T) {
 		t.Skip("starts processes; skipped with -short")
 	}
 
-	names := []string{"kinesis", "dynamodb", "gremlin"}
-	if os.Getenv("LINEAGEFLOW_STANDINS_GREMLIN") == "0" {
-		names = names[:2]
+	names := []string{"kinesis", "dynamodb"}
+	if os.Getenv("LINEAGEFLOW_STANDINS_GREMLIN") != "0" {
+		names = append(names, "gremlin")
+	}
+	if _, err := exec.LookPath("redis-server"); err == nil || os.Getenv("LINEAGEFLOW_REQUIRE_STANDINS") == "1" {
+		names = append(names, "redis")
+	} else {
+		t.Log("redis-server not installed: the redis stand-in is left out")
 	}
 	dir := t.TempDir()
 	ports := map[string]int{}
@@ -144,6 +150,9 @@ func TestStandinScriptsStartStopLeaveNothing(t *testing.T) {
 	}
 	if p, ok := ports["gremlin"]; ok {
 		want["LINEAGEFLOW_GREMLIN_ENDPOINT"] = "ws://127.0.0.1:" + strconv.Itoa(p) + "/gremlin"
+	}
+	if p, ok := ports["redis"]; ok {
+		want["LINEAGEFLOW_REDIS_ENDPOINT"] = "redis://127.0.0.1:" + strconv.Itoa(p) + "/0"
 	}
 	for k, v := range want {
 		if kv[k] != v {

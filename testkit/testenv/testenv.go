@@ -1,7 +1,8 @@
 // Package testenv finds the local AWS and Neptune stand-ins for tests.
 //
 // Endpoints come from the environment (LINEAGEFLOW_KINESIS_ENDPOINT,
-// LINEAGEFLOW_DYNAMODB_ENDPOINT, LINEAGEFLOW_GREMLIN_ENDPOINT) or, when those
+// LINEAGEFLOW_DYNAMODB_ENDPOINT, LINEAGEFLOW_GREMLIN_ENDPOINT,
+// LINEAGEFLOW_REDIS_ENDPOINT) or, when those
 // are unset, from the env file that scripts/standins-start.sh writes
 // ($STANDIN_DIR/env, default <repo>/.standins/env). When a stand-in is not
 // found the test is skipped, unless LINEAGEFLOW_REQUIRE_STANDINS=1 (as
@@ -37,6 +38,9 @@ func DynamoDB(t testing.TB) string { return need(t, "LINEAGEFLOW_DYNAMODB_ENDPOI
 
 // Gremlin returns the Gremlin Server endpoint (ws://127.0.0.1:port/gremlin).
 func Gremlin(t testing.TB) string { return need(t, "LINEAGEFLOW_GREMLIN_ENDPOINT", "Gremlin Server") }
+
+// Redis returns the redis-server endpoint (redis://127.0.0.1:port/0).
+func Redis(t testing.TB) string { return need(t, "LINEAGEFLOW_REDIS_ENDPOINT", "Redis") }
 
 // Lookup returns the value of an endpoint variable from the environment or
 // the stand-ins' env file.
