@@ -26,6 +26,11 @@ type Record struct {
 	// Arrival is the ApproximateArrivalTimestamp.
 	Arrival time.Time
 	Data    []byte
+	// Refused, when set, says why the record cannot be read at all (a
+	// corrupt KPL aggregate: a *lineage.DecodeError with
+	// lineage.ReasonKPLCorrupt): it becomes one dead letter without being
+	// decoded.
+	Refused error
 }
 
 // Shard is the pipeline of one Kinesis shard. All methods but
@@ -271,6 +276,10 @@ func (s *Shard) record(r *Record) {
 	arrival := r.Arrival.UnixMilli()
 	if arrival > s.maxArrival {
 		s.maxArrival = arrival
+	}
+	if r.Refused != nil {
+		s.deadLetter(r, r.Refused)
+		return
 	}
 	if err := s.dec.Decode(r.Data, &s.ev); err != nil {
 		s.deadLetter(r, err)

@@ -71,28 +71,16 @@ func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
 	if p.needHandoff && !p.loadHandoff() {
 		return // stopping: nothing processed, nothing checkpointed
 	}
-	p.recs = p.recs[:0]
-	var sub uint32
-	for i := range in.Records {
-		r := &in.Records[i]
-		seq := aws.ToString(r.SequenceNumber)
-		if i > 0 && seq == p.recs[i-1].Seq {
-			sub++
-		} else {
-			sub = 0
-		}
-		var arrival time.Time
-		if r.ApproximateArrivalTimestamp != nil {
-			arrival = *r.ApproximateArrivalTimestamp
-		}
-		p.recs = append(p.recs, processor.Record{Seq: seq, Sub: sub, Arrival: arrival, Data: r.Data})
-	}
+	// The KCL passed every record through unchanged (deagg.go): the
+	// de-aggregation is done here, where a corrupt aggregate can become a
+	// dead letter.
+	p.recs = appendUserRecords(p.recs[:0], in.Records)
 	// Caught up: an empty read with nothing behind. MillisBehindLatest
 	// alone is not enough: kinesalite always reports 0, even on a full
 	// batch with more records pending, which would advance the watermark
 	// to processing time while the shard is still catching up.
 	caughtUp := in.MillisBehindLatest == 0 && len(in.Records) == 0
-	p.w.Stats().ObserveRead(p.s.ID(), in.MillisBehindLatest, len(in.Records), time.Now())
+	p.w.Stats().ObserveRead(p.s.ID(), in.MillisBehindLatest, len(p.recs), time.Now())
 	if err := p.s.Process(p.w.ctx, p.recs, caughtUp); err != nil {
 		if p.w.ctx.Err() == nil {
 			p.w.fatal(err)

@@ -205,9 +205,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The KCL's own Kinesis client, built here so that the KCL never
+	// de-aggregates (deagg.go): same region, endpoint and credentials as
+	// the one the KCL would build.
+	kclKinesis, err := w.cfg.AWS.Kinesis(ctx, escapeAggregates)
+	if err != nil {
+		return err
+	}
 	var kw *kworker.Worker
 	for attempt := 0; ; attempt++ {
-		kw = kworker.NewWorker(&factory{w: w}, kc)
+		kw = kworker.NewWorker(&factory{w: w}, kc).WithKinesis(kclKinesis)
 		err = kw.Start()
 		if err == nil {
 			break
