@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/window"
 )
 
@@ -72,7 +73,10 @@ type PipelineConfig struct {
 	// ChunkRecords is the maximum number of vertex+edge records in one
 	// outbox entry (default 200, the Neptune guidance).
 	ChunkRecords int
-	// MaxRecordBytes is the decoder's size limit (0: lineage default).
+	// MaxRecordBytes is the decoder's size limit (default
+	// lineage.DefaultMaxBytes, 1 MiB: the Kinesis record limit, so no
+	// record Kinesis delivers is refused for its size). Larger records are
+	// dead letters with reason oversized.
 	MaxRecordBytes int
 	// DeadLetterBytes caps the raw bytes kept per dead letter (default 16 KiB).
 	DeadLetterBytes int
@@ -121,6 +125,9 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 	if c.DeadLetterBytes == 0 {
 		c.DeadLetterBytes = DefaultDeadLetterBytes
 	}
+	if c.MaxRecordBytes == 0 {
+		c.MaxRecordBytes = lineage.DefaultMaxBytes
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -164,6 +171,9 @@ func (c PipelineConfig) Validate() error {
 	case "", UnsafeBreakEarlyCheckpoint:
 	default:
 		return fmt.Errorf("%w: unsafe break %q: use \"\" or %q", ErrConfig, c.UnsafeBreak, UnsafeBreakEarlyCheckpoint)
+	}
+	if c.MaxRecordBytes < 1024 || c.MaxRecordBytes > lineage.DefaultMaxBytes {
+		return fmt.Errorf("%w: max record bytes %d: must be in 1024..%d (a Kinesis record is at most 1 MiB)", ErrConfig, c.MaxRecordBytes, lineage.DefaultMaxBytes)
 	}
 	if c.MaxOpenKeys < 1 || c.OutboxCap < 1 || c.ChunkRecords < 3 {
 		return fmt.Errorf("%w: MaxOpenKeys and OutboxCap must be >= 1 and ChunkRecords >= 3 (an edge and its two vertices)", ErrConfig)

@@ -201,3 +201,96 @@ func onlyNamespace(s *graphread.Snapshot, ns string) *graphread.Snapshot {
 	}
 	return out
 }
+
+// sizedEvent is a COMPLETE RunEvent of exactly size bytes, most of it a
+// schema facet on its output and a columnLineage facet (the shape of a
+// Spark event over a wide table).
+func sizedEvent(t *testing.T, ns string, i, size int) []byte {
+	t.Helper()
+	var fields, cols strings.Builder
+	for n := 0; fields.Len()+cols.Len() < size-2048; n++ {
+		if n > 0 {
+			fields.WriteByte(',')
+			cols.WriteByte(',')
+		}
+		fmt.Fprintf(&fields, `{"name":"col_%06d","type":"decimal(38,9)","description":"measure %d"}`, n, n)
+		fmt.Fprintf(&cols, `"col_%06d":{"inputFields":[{"namespace":%q,"name":"in%d","field":"src_%06d"}]}`, n, ns, i, n)
+	}
+	head := completeEvent(ns, i)
+	// Put the facets on the output and pad the producer to the exact size.
+	out := fmt.Sprintf(`"outputs":[{"namespace":%q,"name":"out%d","facets":{"schema":{"_producer":"p","_schemaURL":"s","fields":[%s]},"columnLineage":{"_producer":"p","_schemaURL":"s","fields":{%s}}}}]`,
+		ns, i, fields.String(), cols.String())
+	ev := strings.Replace(string(head), fmt.Sprintf(`"outputs":[{"namespace":%q,"name":"out%d"}]`, ns, i), out, 1)
+	pad := size - len(ev)
+	if pad < 0 {
+		t.Fatalf("event of %d bytes over %d", len(ev), size)
+	}
+	ev = strings.Replace(ev, `"producer":"poison-test"`, `"producer":"poison-test`+strings.Repeat("x", pad)+`"`, 1)
+	if len(ev) != size {
+		t.Fatalf("event of %d bytes, want %d", len(ev), size)
+	}
+	return []byte(ev)
+}
+
+// TestLargeEvents: a 1 MiB event (the Kinesis limit, and the decoder's
+// default) and a 700 KB Spark-like one give their edges end to end
+// (kinesalite, dynalite, Gremlin Server); no dead letter.
+func TestLargeEvents(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	h := harness.ForTest(t, "large")
+	gremlin := testenv.Gremlin(t)
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	ns := "large-" + hex.EncodeToString(rnd[:])
+	const key = "k" // Kinesis counts the partition key in the 1 MiB
+	events := [][]byte{sizedEvent(t, ns, 0, 1<<20-len(key)), sizedEvent(t, ns, 1, 700_000), completeEvent(ns, 2)}
+	want := refmodel.Build(events, refmodel.Options{})
+	if want.Invalid != 0 || len(want.Edges) != 9 {
+		t.Fatalf("reference: %d invalid, %d edges; want 0 and 9", want.Invalid, len(want.Edges))
+	}
+	if err := h.CreateStream(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	var lastSeq string
+	for _, e := range events {
+		lastSeq = putOne(ctx, t, h, key, e)
+	}
+	w, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", Sink: "gremlin:" + gremlin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expected := verify.Expected{Vertices: want.Vertices, Edges: want.Edges}
+	var rep *verify.Report
+	err = h.WaitFor(ctx, 90*time.Second, "the large events' edges in Gremlin", func() (bool, error) {
+		if done, err := w.Exited(); done {
+			return false, fmt.Errorf("worker exited: %w", err)
+		}
+		snap, err := graphread.Dump(gremlin, 30*time.Second)
+		if err != nil {
+			return false, nil
+		}
+		rep = verify.Compare(expected, onlyNamespace(snap, ns))
+		return rep.OK(), nil
+	})
+	if err != nil {
+		if rep != nil {
+			t.Log(rep.String())
+		}
+		t.Fatal(err)
+	}
+	err = h.WaitFor(ctx, 60*time.Second, "the KCL checkpoint to reach the last record", func() (bool, error) {
+		ls, err := h.Leases(ctx)
+		if err != nil {
+			return false, err
+		}
+		return len(ls) == 1 && isSeq(ls[0].Checkpoint) && checkpoint.CompareSeq(ls[0].Checkpoint, lastSeq) >= 0, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Stats(); st["invalid"] != 0 {
+		t.Errorf("stats: invalid %d, want 0 (%v)", st["invalid"], st)
+	}
+	t.Logf("events of %d, %d and %d bytes: %d edges in Gremlin", len(events[0]), len(events[1]), len(events[2]), len(want.Edges))
+}

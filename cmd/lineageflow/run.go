@@ -15,6 +15,7 @@ import (
 
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/cli"
+	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/source"
@@ -43,6 +44,7 @@ func runWorker(ctx context.Context, args []string) error {
 		policy      = fs.String("policy", string(processor.PolicyStrict), "commit policy: strict (COMPLETE first) or any")
 		runTimeout  = fs.Duration("run-timeout", processor.DefaultRunTimeout, "open runs expire after this long without events (arrival time)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
+		maxRecBytes = fs.Int("max-record-bytes", lineage.DefaultMaxBytes, "largest record decoded, in bytes (1024..1048576); larger ones are dead letters (oversized). Default: the Kinesis record limit, 1 MiB")
 		maxKeys     = fs.Int("max-open-keys", processor.DefaultMaxOpenKeys, "in-memory window keys between barriers (a barrier is forced beyond)")
 		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
 		leaseSteal  = fs.Bool("lease-stealing", false, "take leases from busier workers")
@@ -82,7 +84,8 @@ func runWorker(ctx context.Context, args []string) error {
 			Window:     window.Config{Size: *windowSize, Lateness: *lateness},
 			TimeSource: processor.TimeSource(*timeSource), Policy: processor.Policy(*policy),
 			RunTimeout: *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
-			UnsafeBreak: *unsafeBreak,
+			MaxRecordBytes: *maxRecBytes,
+			UnsafeBreak:    *unsafeBreak,
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,
 		MaxLeases: *maxLeases, IdleBetweenReads: *idleReads, MaxRecords: *maxRecords, ShutdownGrace: *grace,
