@@ -110,6 +110,10 @@ func OutboxSeq(shard string, k []byte) uint64 {
 // DLQPrefix is the prefix of every dead letter (all shards).
 var DLQPrefix = []byte("dlq/")
 
+// DLQShardPrefix is the prefix of the dead letters of shard, in sequence
+// order (Kinesis sequence numbers of a shard have one length).
+func DLQShardPrefix(shard string) []byte { return []byte("dlq/" + shard + "/") }
+
 // DLQKey is the key of the dead letter of record (seq, sub) of shard.
 func DLQKey(shard, seq string, sub uint32) []byte {
 	k := []byte("dlq/" + shard + "/" + seq + "/")

@@ -80,6 +80,22 @@ type PipelineConfig struct {
 	MaxRecordBytes int
 	// DeadLetterBytes caps the raw bytes kept per dead letter (default 16 KiB).
 	DeadLetterBytes int
+	// Budgets (budget.go; 0: the default). MaxEventDatasets: inputs +
+	// outputs of one event, beyond: dead letter too_many_datasets.
+	// MaxRunDatasets: inputs + outputs a run accumulates, beyond: left out,
+	// counted. MaxEmissionEdges: edges of one emission, beyond: the DERIVES
+	// edges left out, counted. MaxDeadLettersPerBarrier: dead letters held
+	// in memory, reaching it forces a barrier. MaxRuns: runs a shard holds,
+	// beyond: the oldest forgotten, counted. DeadLetterRetention (age by
+	// arrival time) and DeadLetterMaxBytes (per shard): older or beyond,
+	// the oldest dead letters are deleted, counted; negative: no bound.
+	MaxEventDatasets         int
+	MaxRunDatasets           int
+	MaxEmissionEdges         int
+	MaxDeadLettersPerBarrier int
+	MaxRuns                  int
+	DeadLetterRetention      time.Duration
+	DeadLetterMaxBytes       int64
 	// Clock is processing time (default time.Now). Only barrier pacing
 	// and idle watermark advance read it.
 	Clock func() time.Time
@@ -128,6 +144,27 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 	if c.MaxRecordBytes == 0 {
 		c.MaxRecordBytes = lineage.DefaultMaxBytes
 	}
+	if c.MaxEventDatasets == 0 {
+		c.MaxEventDatasets = DefaultMaxEventDatasets
+	}
+	if c.MaxRunDatasets == 0 {
+		c.MaxRunDatasets = DefaultMaxRunDatasets
+	}
+	if c.MaxEmissionEdges == 0 {
+		c.MaxEmissionEdges = DefaultMaxEmissionEdges
+	}
+	if c.MaxDeadLettersPerBarrier == 0 {
+		c.MaxDeadLettersPerBarrier = DefaultMaxDeadLettersPerBarrier
+	}
+	if c.MaxRuns == 0 {
+		c.MaxRuns = DefaultMaxRuns
+	}
+	if c.DeadLetterRetention == 0 {
+		c.DeadLetterRetention = DefaultDeadLetterRetention
+	}
+	if c.DeadLetterMaxBytes == 0 {
+		c.DeadLetterMaxBytes = DefaultDeadLetterMaxBytes
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -174,6 +211,9 @@ func (c PipelineConfig) Validate() error {
 	}
 	if c.MaxRecordBytes < 1024 || c.MaxRecordBytes > lineage.DefaultMaxBytes {
 		return fmt.Errorf("%w: max record bytes %d: must be in 1024..%d (a Kinesis record is at most 1 MiB)", ErrConfig, c.MaxRecordBytes, lineage.DefaultMaxBytes)
+	}
+	if c.MaxEventDatasets < 1 || c.MaxRunDatasets < 1 || c.MaxEmissionEdges < 1 || c.MaxDeadLettersPerBarrier < 1 || c.MaxRuns < 1 {
+		return fmt.Errorf("%w: max event datasets, run datasets, emission edges, dead letters per barrier and runs must be >= 1", ErrConfig)
 	}
 	if c.MaxOpenKeys < 1 || c.OutboxCap < 1 || c.ChunkRecords < 3 {
 		return fmt.Errorf("%w: MaxOpenKeys and OutboxCap must be >= 1 and ChunkRecords >= 3 (an edge and its two vertices)", ErrConfig)

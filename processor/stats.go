@@ -22,6 +22,8 @@ type Stats struct {
 	EdgesEmitted    atomic.Int64 // edges written to outbox entries
 	VerticesEmitted atomic.Int64
 	RunsExpired     atomic.Int64 // open runs dropped after the run timeout
+	// Budget counts what the budgets did (budget.go).
+	Budget BudgetStats
 	// Shard split/merge (handoff.go): runs written to the handoff at shard
 	// end, runs loaded from parents' handoffs, and handed-off runs still
 	// open when they expired on a child (no edges; normal for the runs
@@ -100,6 +102,9 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"outbox_written": s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),
 		"sink_errors": s.SinkErrors.Load(), "checkpoints": s.Checkpoints.Load(),
 		"invalid": s.InvalidTotal(),
+	}
+	for k, v := range s.Budget.Map() {
+		m["budget_"+k] = v
 	}
 	return m
 }

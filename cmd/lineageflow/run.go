@@ -45,6 +45,13 @@ func runWorker(ctx context.Context, args []string) error {
 		runTimeout  = fs.Duration("run-timeout", processor.DefaultRunTimeout, "open runs expire after this long without events (arrival time)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
 		maxRecBytes = fs.Int("max-record-bytes", lineage.DefaultMaxBytes, "largest record decoded, in bytes (1024..1048576); larger ones are dead letters (oversized). Default: the Kinesis record limit, 1 MiB")
+		maxEvDS     = fs.Int("max-event-datasets", processor.DefaultMaxEventDatasets, "budget: inputs + outputs of one event; beyond, the event is a dead letter (too_many_datasets)")
+		maxRunDS    = fs.Int("max-run-datasets", processor.DefaultMaxRunDatasets, "budget: inputs + outputs one run accumulates; beyond, new datasets are left out of the run (counted: lineage_budget_total{budget=\"run_datasets\"})")
+		maxEmEdges  = fs.Int("max-emission-edges", processor.DefaultMaxEmissionEdges, "budget: edges of one emission (an event or a run's commit); beyond, the DERIVES edges are left out (counted: emission_edges)")
+		maxDLBar    = fs.Int("max-dead-letters-per-barrier", processor.DefaultMaxDeadLettersPerBarrier, "budget: dead letters held in memory; reaching it forces a barrier, inside a GetRecords batch")
+		maxRuns     = fs.Int("max-runs", processor.DefaultMaxRuns, "budget: runs held per shard (about 800 B each); beyond, the least recently active are forgotten (open ones counted: runs_evicted)")
+		dlRetention = fs.Duration("dead-letter-retention", processor.DefaultDeadLetterRetention, "dead letters older than this (arrival time) are deleted, counted (negative: kept forever)")
+		dlMaxBytes  = fs.Int64("dead-letter-max-bytes", processor.DefaultDeadLetterMaxBytes, "dead-letter bytes kept per shard; beyond, the oldest are deleted, counted (negative: no bound)")
 		maxKeys     = fs.Int("max-open-keys", processor.DefaultMaxOpenKeys, "in-memory window keys between barriers (a barrier is forced beyond)")
 		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
 		leaseSteal  = fs.Bool("lease-stealing", false, "take leases from busier workers")
@@ -84,8 +91,10 @@ func runWorker(ctx context.Context, args []string) error {
 			Window:     window.Config{Size: *windowSize, Lateness: *lateness},
 			TimeSource: processor.TimeSource(*timeSource), Policy: processor.Policy(*policy),
 			RunTimeout: *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
-			MaxRecordBytes: *maxRecBytes,
-			UnsafeBreak:    *unsafeBreak,
+			MaxRecordBytes: *maxRecBytes, MaxEventDatasets: *maxEvDS, MaxRunDatasets: *maxRunDS,
+			MaxEmissionEdges: *maxEmEdges, MaxDeadLettersPerBarrier: *maxDLBar, MaxRuns: *maxRuns,
+			DeadLetterRetention: *dlRetention, DeadLetterMaxBytes: *dlMaxBytes,
+			UnsafeBreak: *unsafeBreak,
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,
 		MaxLeases: *maxLeases, IdleBetweenReads: *idleReads, MaxRecords: *maxRecords, ShutdownGrace: *grace,

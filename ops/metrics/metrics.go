@@ -174,6 +174,7 @@ var (
 	descEdges      = desc("lineage_edges_emitted_total", "Collapsed edges written to outbox entries.")
 	descVertices   = desc("lineage_vertices_emitted_total", "Vertices written to outbox entries.")
 	descRunsExp    = desc("lineage_runs_expired_total", "Open runs dropped after the run timeout without a terminal event.")
+	descBudget     = desc("lineage_budget_total", "What the processor's budgets did, by budget (processor.BudgetStats): events refused, datasets and edges left out, spills and barriers forced, dead letters deleted, runs evicted.", "budget")
 	descCkpt       = desc("lineage_checkpoints_total", "KCL checkpoints written.")
 	descHandedOff  = desc("lineage_runs_handed_off_total", "Runs a parent shard handed to its children at shard end (split or merge).")
 	descHandedIn   = desc("lineage_runs_handed_in_total", "Runs a child shard loaded from its parents' handoffs.")
@@ -210,7 +211,7 @@ type collector struct{ e *Exporter }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecords, descSkipped, descEvents, descDuplicates, descInvalid,
-		descLate, descSealed, descEdges, descVertices, descRunsExp, descCkpt, descSinkErrs, descOutboxAck,
+		descLate, descSealed, descEdges, descVertices, descRunsExp, descBudget, descCkpt, descSinkErrs, descOutboxAck,
 		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
 		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache, descSinkMerged,
@@ -276,6 +277,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descEdges, float64(st.EdgesEmitted.Load()))
 	counter(descVertices, float64(st.VerticesEmitted.Load()))
 	counter(descRunsExp, float64(st.RunsExpired.Load()))
+	for name, n := range st.Budget.Map() {
+		counter(descBudget, float64(n), name)
+	}
 	counter(descCkpt, float64(st.Checkpoints.Load()))
 	counter(descHandedOff, float64(st.RunsHandedOff.Load()))
 	counter(descHandedIn, float64(st.RunsHandedIn.Load()))
