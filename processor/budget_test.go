@@ -1,8 +1,10 @@
 package processor
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -257,5 +259,85 @@ func TestDeadLetterBudgets(t *testing.T) {
 	dls = b.deadLetters(t)
 	if len(dls) != 1 || dls[0].Seq != seqOf(b.n) || b.stats.Budget.DeadLettersAged.Load() == 0 {
 		t.Errorf("after the retention: %d kept (want only the new one), aged %d", len(dls), b.stats.Budget.DeadLettersAged.Load())
+	}
+}
+
+// permErr is a sink error that says sending again cannot succeed.
+type permErr struct{}
+
+func (permErr) Error() string {
+	return "sink: writer 0: edges: Other after 1 attempt(s): bad traversal"
+}
+func (permErr) Permanent() bool { return true }
+
+// refusingWriter refuses permanently every batch holding an edge from
+// dataset ns/in0 and counts transient failures of the rest.
+type refusingWriter struct {
+	mem     *sink.Memory
+	refused atomic.Int64
+	bad     string
+}
+
+func (w *refusingWriter) WriteBatch(ctx context.Context, b lineage.Batch) error {
+	for _, e := range b.Edges {
+		if e.OutV == w.bad {
+			w.refused.Add(1)
+			return permErr{}
+		}
+	}
+	return w.mem.WriteBatch(ctx, b)
+}
+
+// A batch the graph refuses permanently ParkAfter times is parked (kept
+// with the reason, counted, listed) and the shard goes on: later windows
+// reach the sink and the checkpoint moves.
+func TestRefusedBatchIsParked(t *testing.T) {
+	clk := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	stats := &Stats{}
+	cfg := testConfig(t, clk, stats)
+	cfg.ParkAfter = 3
+	db := openMem(t, vfs.NewMem())
+	defer db.Close()
+	bad := lineage.DatasetID(lineage.Dataset{Namespace: "ns", Name: "in0"})
+	w := &refusingWriter{mem: sink.NewMemory(), bad: bad}
+	s, err := NewShard("shardId-000000000001", db, w, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	if err := s.Start(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	first, second := wideEvent("COMPLETE", "r1", 1, 0, 1, 1), wideEvent("COMPLETE", "r2", 40, 5, 1, 1)
+	if err := s.Process(ctx, []Record{{Seq: seqOf(1), Arrival: clk.Now(), Data: first}}, false); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(clk.Now().Add(time.Minute)) // the first window is long sealed when the second record comes
+	if err := s.Process(ctx, []Record{{Seq: seqOf(2), Arrival: clk.Now(), Data: second}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatalf("flush with a refused batch: %v", err)
+	}
+	if d := refmodelCompare(refmodel.Build([][]byte{second}, refmodel.Options{}), graphOf(w.mem)); d != "" {
+		t.Fatalf("the second window is not in the sink:\n%s", d)
+	}
+	if w.refused.Load() != 3 || stats.BatchesParked.Load() != 1 {
+		t.Errorf("refused %d times, parked %d; want 3 and 1", w.refused.Load(), stats.BatchesParked.Load())
+	}
+	var parked []checkpoint.Parked
+	if err := checkpoint.ListParked(db, func(p checkpoint.Parked) error { parked = append(parked, p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(parked) != 1 || parked[0].Edges == 0 || parked[0].Attempts != 3 || !strings.Contains(parked[0].Reason, "bad traversal") {
+		t.Fatalf("parked %+v", parked)
+	}
+	e, err := DecodeOutbox(parked[0].Entry)
+	if err != nil || len(e.Batch.Edges) != parked[0].Edges {
+		t.Errorf("the parked entry does not decode to its batch: %v", err)
+	}
+	if seq, _ := s.Checkpoint(); seq != seqOf(2) {
+		t.Errorf("checkpoint %s, want %s", seq, seqOf(2))
 	}
 }

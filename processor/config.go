@@ -41,6 +41,7 @@ const (
 	DefaultOutboxCap       = 4096
 	DefaultChunkRecords    = 200
 	DefaultDeadLetterBytes = 16 << 10
+	DefaultParkAfter       = 5
 )
 
 // PipelineConfig configures the per-shard pipeline. The zero value of
@@ -106,6 +107,10 @@ type PipelineConfig struct {
 	// SinkBackoff is the first retry delay of a failed WriteBatch (default
 	// 50 ms, doubling up to SinkBackoffMax, default 5 s).
 	SinkBackoff, SinkBackoffMax time.Duration
+	// ParkAfter: an outbox entry the sink refuses with a permanent
+	// (non-retriable) error this many times in a row is parked and the
+	// shard goes on (default 5; drain.go).
+	ParkAfter int
 	// UnsafeBreak is fault injection for the e2e fault matrix, never for
 	// production: "" (default) or [UnsafeBreakEarlyCheckpoint].
 	UnsafeBreak string
@@ -174,6 +179,9 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 	if c.Stats == nil {
 		c.Stats = &Stats{}
 	}
+	if c.ParkAfter == 0 {
+		c.ParkAfter = DefaultParkAfter
+	}
 	if c.SinkBackoff == 0 {
 		c.SinkBackoff = 50 * time.Millisecond
 	}
@@ -214,6 +222,9 @@ func (c PipelineConfig) Validate() error {
 	}
 	if c.MaxEventDatasets < 1 || c.MaxRunDatasets < 1 || c.MaxEmissionEdges < 1 || c.MaxDeadLettersPerBarrier < 1 || c.MaxRuns < 1 {
 		return fmt.Errorf("%w: max event datasets, run datasets, emission edges, dead letters per barrier and runs must be >= 1", ErrConfig)
+	}
+	if c.ParkAfter < 1 {
+		return fmt.Errorf("%w: park after %d: must be >= 1", ErrConfig, c.ParkAfter)
 	}
 	if c.MaxOpenKeys < 1 || c.OutboxCap < 1 || c.ChunkRecords < 3 {
 		return fmt.Errorf("%w: MaxOpenKeys and OutboxCap must be >= 1 and ChunkRecords >= 3 (an edge and its two vertices)", ErrConfig)

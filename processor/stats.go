@@ -38,7 +38,9 @@ type Stats struct {
 	OutboxWritten      atomic.Int64
 	OutboxAcked        atomic.Int64
 	SinkErrors         atomic.Int64 // failed WriteBatch calls (each retried)
+	BatchesParked      atomic.Int64 // outbox entries refused permanently ParkAfter times, parked (drain.go)
 	Checkpoints        atomic.Int64 // KCL checkpoints written
+	LeasesLost         atomic.Int64 // leases found taken by another worker (lease guard or watcher)
 
 	backpressured atomic.Int64 // shards blocked on a full outbox right now
 	obs           observed     // read by exporters: observe.go
@@ -101,7 +103,7 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"handoff_runs_expired": s.HandoffRunsExpired.Load(), "handoffs_missing": s.HandoffsMissing.Load(),
 		"outbox_written": s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),
 		"sink_errors": s.SinkErrors.Load(), "checkpoints": s.Checkpoints.Load(),
-		"invalid": s.InvalidTotal(),
+		"invalid": s.InvalidTotal(), "batches_parked": s.BatchesParked.Load(), "leases_lost": s.LeasesLost.Load(),
 	}
 	for k, v := range s.Budget.Map() {
 		m["budget_"+k] = v

@@ -6,6 +6,8 @@ package source
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -22,9 +24,13 @@ type recordProcessor struct {
 	w    *Worker
 	s    *processor.Shard
 	recs []processor.Record
-	// lost: the lease guard saw another owner. v1.0.0 gives such a
-	// processor no Shutdown; it stops processing and never checkpoints.
-	lost bool
+	// lost: the lease guard or the lease watcher (lease.go) saw another
+	// owner. v1.0.0 gives such a processor no Shutdown; it stops
+	// processing and never checkpoints.
+	lost atomic.Bool
+	// busy is held by every KCL call (ProcessRecords, Shutdown): the lease
+	// watcher abandons the shard only between them.
+	busy sync.Mutex
 	// needHandoff: the shard started without local state; its parents'
 	// handoffs (if it has parents) are loaded before its first record.
 	needHandoff bool
@@ -53,6 +59,7 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 	}
 	w.mu.Lock()
 	w.mu.shards[in.ShardId] = s
+	w.mu.procs[in.ShardId] = p
 	w.mu.Unlock()
 	w.Stats().ShardStarted(in.ShardId, time.Now())
 	p.s = s
@@ -61,7 +68,9 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 }
 
 func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
-	if p.s == nil || p.lost || p.w.ctx.Err() != nil {
+	p.busy.Lock()
+	defer p.busy.Unlock()
+	if p.s == nil || p.lost.Load() || p.w.ctx.Err() != nil {
 		// Never acknowledge what we did not process: without a checkpoint
 		// the records come back to the next owner.
 		return
@@ -108,7 +117,9 @@ func (p *recordProcessor) checkpoint(c kcl.IRecordProcessorCheckpointer) {
 }
 
 func (p *recordProcessor) Shutdown(in *kcl.ShutdownInput) {
-	if p.s == nil || p.lost {
+	p.busy.Lock()
+	defer p.busy.Unlock()
+	if p.s == nil || p.lost.Load() {
 		return
 	}
 	s, w := p.s, p.w
@@ -116,6 +127,7 @@ func (p *recordProcessor) Shutdown(in *kcl.ShutdownInput) {
 		w.mu.Lock()
 		if w.mu.shards[s.ID()] == s {
 			delete(w.mu.shards, s.ID())
+			delete(w.mu.procs, s.ID())
 		}
 		w.mu.Unlock()
 	}()

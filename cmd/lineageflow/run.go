@@ -36,7 +36,7 @@ func runWorker(ctx context.Context, args []string) error {
 		kinEP       = fs.String("kinesis-endpoint", "", "Kinesis endpoint URL override (e.g. http://127.0.0.1:4567)")
 		ddbEP       = fs.String("dynamodb-endpoint", "", "DynamoDB endpoint URL override (e.g. http://127.0.0.1:4568)")
 		accessKey   = fs.String("access-key-id", "", "static AWS access key id (stand-ins); empty: the SDK default chain")
-		secretKey   = fs.String("secret-access-key", "", "static AWS secret access key")
+		secretKey   = fs.String("secret-access-key", "", "static AWS secret access key: set it through the environment (LINEAGEFLOW_SECRET_ACCESS_KEY), never on the command line (a warning says so); empty: the SDK default chain")
 		dataDir     = fs.String("data-dir", "", "directory of the worker's Pebble state (required; one worker per directory)")
 		windowSize  = fs.Duration("window", window.DefaultSize, "tumbling window size")
 		lateness    = fs.Duration("lateness", window.DefaultLateness, "allowed lateness before a window seals")
@@ -52,6 +52,7 @@ func runWorker(ctx context.Context, args []string) error {
 		maxRuns     = fs.Int("max-runs", processor.DefaultMaxRuns, "budget: runs held per shard (about 800 B each); beyond, the least recently active are forgotten (open ones counted: runs_evicted)")
 		dlRetention = fs.Duration("dead-letter-retention", processor.DefaultDeadLetterRetention, "dead letters older than this (arrival time) are deleted, counted (negative: kept forever)")
 		dlMaxBytes  = fs.Int64("dead-letter-max-bytes", processor.DefaultDeadLetterMaxBytes, "dead-letter bytes kept per shard; beyond, the oldest are deleted, counted (negative: no bound)")
+		parkAfter   = fs.Int("park-after", processor.DefaultParkAfter, "a sink batch refused this many times in a row with a non-retriable error is parked (kept, counted, listed by deadletters -parked) and the shard goes on")
 		maxKeys     = fs.Int("max-open-keys", processor.DefaultMaxOpenKeys, "in-memory window keys between barriers (a barrier is forced beyond)")
 		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
 		leaseSteal  = fs.Bool("lease-stealing", false, "take leases from busier workers")
@@ -65,7 +66,7 @@ func runWorker(ctx context.Context, args []string) error {
 		logFormat   = fs.String("log-format", "text", "log format: json or text")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		statsPeriod = fs.Duration("stats-every", 10*time.Second, "log the counters this often (0: never)")
-		httpAddr    = fs.String("http-addr", ":9090", "listen address of /metrics, /healthz and /readyz (empty: no HTTP server)")
+		httpAddr    = fs.String("http-addr", "127.0.0.1:9090", "listen address of /metrics, /healthz and /readyz (empty: no HTTP server); loopback by default: a deployment that scrapes or probes from outside sets it (e.g. :9090)")
 		unsafeBreak = fs.String("unsafe-break", "", "fault injection for the e2e fault matrix (make e2e -break), never for production: early-checkpoint checkpoints before the sink acknowledged, breaking exactly-once on purpose")
 		gopt        = gremlinFlags(fs)
 	)
@@ -76,6 +77,9 @@ func runWorker(ctx context.Context, args []string) error {
 	logger, err := newLogger(*logFormat, *logLevel)
 	if err != nil {
 		return err
+	}
+	if w := cli.SecretFlagWarning(fs, "secret-access-key"); w != "" {
+		logger.Warn(w)
 	}
 	w, closeSink, err := openSink(ctx, *sinkSpec, *region, gopt, logger)
 	if err != nil {
@@ -93,7 +97,7 @@ func runWorker(ctx context.Context, args []string) error {
 			RunTimeout: *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
 			MaxRecordBytes: *maxRecBytes, MaxEventDatasets: *maxEvDS, MaxRunDatasets: *maxRunDS,
 			MaxEmissionEdges: *maxEmEdges, MaxDeadLettersPerBarrier: *maxDLBar, MaxRuns: *maxRuns,
-			DeadLetterRetention: *dlRetention, DeadLetterMaxBytes: *dlMaxBytes,
+			DeadLetterRetention: *dlRetention, DeadLetterMaxBytes: *dlMaxBytes, ParkAfter: *parkAfter,
 			UnsafeBreak: *unsafeBreak,
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,

@@ -187,7 +187,8 @@ var (
 	descBarrier    = desc("lineage_barrier_duration_seconds", "Duration of barriers (one synced Pebble batch: window deltas, sealed windows, run and dedup state, position).")
 	descBarrierMax = desc("lineage_barrier_duration_max_seconds", "Longest barrier since start.")
 	descRunning    = desc("lineage_worker_running", "1 while the KCL worker is started and not shutting down (holding leases or waiting for some).")
-	descLeases     = desc("lineage_leases_held", "Shards this worker holds a lease on.")
+	descLeases     = desc("lineage_leases_held", "Shards this worker holds a lease on (a lease found taken by another worker is dropped from it at once).")
+	descLeasesLost = desc("lineage_leases_lost_total", "Leases found taken by another worker while this one still held the shard (frozen past the failover time, a partition, a steal).")
 	descOutbox     = desc("lineage_outbox_depth", "Sealed-window entries of a shard not yet acknowledged by the sink (the analogue of Neptune's request queue); sealing blocks at -outbox-cap.", "shard")
 	descShardBP    = desc("lineage_shard_backpressured", "1 while the shard's sealing waits for outbox room.", "shard")
 	descBehind     = desc("lineage_shard_millis_behind_latest", "MillisBehindLatest of the shard's last GetRecords: how far reading is behind the tip of the stream.", "shard")
@@ -211,7 +212,7 @@ type collector struct{ e *Exporter }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecords, descSkipped, descEvents, descDuplicates, descInvalid,
-		descLate, descSealed, descEdges, descVertices, descRunsExp, descBudget, descCkpt, descSinkErrs, descOutboxAck,
+		descLate, descSealed, descEdges, descVertices, descRunsExp, descBudget, descLeasesLost, descCkpt, descSinkErrs, descOutboxAck,
 		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
 		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache, descSinkMerged,
@@ -281,6 +282,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descBudget, float64(n), name)
 	}
 	counter(descCkpt, float64(st.Checkpoints.Load()))
+	counter(descLeasesLost, float64(st.LeasesLost.Load()))
 	counter(descHandedOff, float64(st.RunsHandedOff.Load()))
 	counter(descHandedIn, float64(st.RunsHandedIn.Load()))
 	counter(descHandoffExp, float64(st.HandoffRunsExpired.Load()))
