@@ -103,9 +103,12 @@ func poisonCheck(ctx context.Context, s *state) error {
 }
 
 // freezeFault SIGSTOPs the busiest worker past its failover time (the
-// other takes its leases), then SIGCONTs it.
+// other takes its leases), then SIGCONTs it. It freezes once every record
+// is processed: with records still flowing, the thawed worker's next
+// checkpoint would meet the lease guard anyway; on an idle stream only the
+// lease watcher sees the loss.
 func freezeFault(ctx context.Context, s *state) error {
-	if err := s.waitAcked(ctx); err != nil {
+	if err := s.waitCaughtUp(ctx); err != nil {
 		return err
 	}
 	victim, err := s.busiest(ctx)
