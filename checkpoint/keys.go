@@ -110,6 +110,18 @@ func OutboxSeq(shard string, k []byte) uint64 {
 // DLQPrefix is the prefix of every dead letter (all shards).
 var DLQPrefix = []byte("dlq/")
 
+// ParkedPrefix is the prefix of every parked sink batch (all shards).
+var ParkedPrefix = []byte("parked/")
+
+// ParkedKey is the key of parked outbox entry seq of shard.
+func ParkedKey(shard string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte("parked/"+shard+"/"), seq)
+}
+
+// DLQShardPrefix is the prefix of the dead letters of shard, in sequence
+// order (Kinesis sequence numbers of a shard have one length).
+func DLQShardPrefix(shard string) []byte { return []byte("dlq/" + shard + "/") }
+
 // DLQKey is the key of the dead letter of record (seq, sub) of shard.
 func DLQKey(shard, seq string, sub uint32) []byte {
 	k := []byte("dlq/" + shard + "/" + seq + "/")

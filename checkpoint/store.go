@@ -115,3 +115,42 @@ func ListDeadLetters(db *pebble.DB, fn func(DeadLetter) error) error {
 	}
 	return it.Error()
 }
+
+// Parked is a sink batch the graph refused permanently, kept under
+// parked/ instead of blocking its shard.
+type Parked struct {
+	Shard     string    `json:"shard"`
+	OutboxSeq uint64    `json:"outbox_seq"`
+	Bucket    int64     `json:"bucket"`
+	At        time.Time `json:"at"`
+	Attempts  int       `json:"attempts"`
+	Reason    string    `json:"reason"`
+	Vertices  int       `json:"vertices"`
+	Edges     int       `json:"edges"`
+	Entry     []byte    `json:"entry"` // the outbox value (processor.DecodeOutbox)
+}
+
+// MarshalParked encodes p.
+func MarshalParked(p *Parked) []byte {
+	b, _ := json.Marshal(p)
+	return b
+}
+
+// ListParked calls fn for every parked batch in db, in key order.
+func ListParked(db *pebble.DB, fn func(Parked) error) error {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: ParkedPrefix, UpperBound: PrefixEnd(ParkedPrefix)})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = it.Close() }()
+	for it.First(); it.Valid(); it.Next() {
+		var p Parked
+		if err := json.Unmarshal(it.Value(), &p); err != nil {
+			return fmt.Errorf("checkpoint: parked batch %q: %w", it.Key(), err)
+		}
+		if err := fn(p); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}

@@ -9,8 +9,10 @@ import (
 )
 
 // DefaultMaxBytes is the largest record the decoder accepts (records above
-// are ReasonOversized).
-const DefaultMaxBytes = 256 << 10
+// are ReasonOversized): 1 MiB, the Kinesis record size limit, so that no
+// record Kinesis delivers is refused for its size (a Spark event with a
+// wide schema or column-lineage facet reaches hundreds of KB).
+const DefaultMaxBytes = 1 << 20
 
 // internMax bounds the Decoder's table of recently seen names.
 const internMax = 4096

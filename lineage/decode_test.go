@@ -119,7 +119,7 @@ func TestDecodeOversized(t *testing.T) {
 	// The size is checked before parsing: an oversized record that is not
 	// JSON is oversized.
 	_, err = Decode(make([]byte, DefaultMaxBytes+1))
-	if want := `lineage: record is 262145 bytes, over the 262144-byte limit (oversized)`; err == nil || err.Error() != want {
+	if want := `lineage: record is 1048577 bytes, over the 1048576-byte limit (oversized)`; err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %s", err, want)
 	}
 }

@@ -14,6 +14,8 @@ const (
 	ReasonUnknownEventType Reason = "unknown_event_type" // eventType not in the spec's enum
 	ReasonInvalidValue     Reason = "invalid_value"      // right type, bad value (e.g. unparseable eventTime)
 	ReasonUnknownFormat    Reason = "unknown_format"     // JSON, but neither OpenLineage nor compact
+	ReasonKPLCorrupt       Reason = "kpl_corrupt"        // a KPL aggregate (magic, valid MD5) whose protobuf does not decode
+	ReasonTooManyDatasets  Reason = "too_many_datasets"  // more inputs + outputs than the processor's per-event budget
 )
 
 // DecodeError says what is wrong with a record and names the field.

@@ -39,6 +39,9 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 	if err := s.dedup.writeTo(batch, s.maxArrival-s.cfg.DedupTTL.Milliseconds()); err != nil {
 		return s.fail(fmt.Errorf("dedup expiry: %w", err))
 	}
+	if err := s.expireDeadLetters(batch); err != nil {
+		return s.fail(fmt.Errorf("dead-letter retention: %w", err))
+	}
 	s.dead.writeTo(batch)
 	durable := s.writePosition(batch, boundary)
 

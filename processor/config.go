@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/window"
 )
 
@@ -53,6 +54,7 @@ const (
 	DefaultOutboxCap       = 4096
 	DefaultChunkRecords    = 200
 	DefaultDeadLetterBytes = 16 << 10
+	DefaultParkAfter       = 5
 )
 
 // PipelineConfig configures the per-shard pipeline. The zero value of
@@ -90,10 +92,29 @@ type PipelineConfig struct {
 	// ChunkRecords is the maximum number of vertex+edge records in one
 	// outbox entry (default 200, the Neptune guidance).
 	ChunkRecords int
-	// MaxRecordBytes is the decoder's size limit (0: lineage default).
+	// MaxRecordBytes is the decoder's size limit (default
+	// lineage.DefaultMaxBytes, 1 MiB: the Kinesis record limit, so no
+	// record Kinesis delivers is refused for its size). Larger records are
+	// dead letters with reason oversized.
 	MaxRecordBytes int
 	// DeadLetterBytes caps the raw bytes kept per dead letter (default 16 KiB).
 	DeadLetterBytes int
+	// Budgets (budget.go; 0: the default). MaxEventDatasets: inputs +
+	// outputs of one event, beyond: dead letter too_many_datasets.
+	// MaxRunDatasets: inputs + outputs a run accumulates, beyond: left out,
+	// counted. MaxEmissionEdges: edges of one emission, beyond: the DERIVES
+	// edges left out, counted. MaxDeadLettersPerBarrier: dead letters held
+	// in memory, reaching it forces a barrier. MaxRuns: runs a shard holds,
+	// beyond: the oldest forgotten, counted. DeadLetterRetention (age by
+	// arrival time) and DeadLetterMaxBytes (per shard): older or beyond,
+	// the oldest dead letters are deleted, counted; negative: no bound.
+	MaxEventDatasets         int
+	MaxRunDatasets           int
+	MaxEmissionEdges         int
+	MaxDeadLettersPerBarrier int
+	MaxRuns                  int
+	DeadLetterRetention      time.Duration
+	DeadLetterMaxBytes       int64
 	// Clock is processing time (default time.Now). Only barrier pacing
 	// and idle watermark advance read it.
 	Clock func() time.Time
@@ -110,6 +131,10 @@ type PipelineConfig struct {
 	// SharedDedupTimeout bounds one batch's claim on SharedDedup
 	// (default 50 ms); past it the local tier decides alone.
 	SharedDedupTimeout time.Duration
+	// ParkAfter: an outbox entry the sink refuses with a permanent
+	// (non-retriable) error this many times in a row is parked and the
+	// shard goes on (default 5; drain.go).
+	ParkAfter int
 	// UnsafeBreak is fault injection for the e2e fault matrix, never for
 	// production: "" (default) or [UnsafeBreakEarlyCheckpoint].
 	UnsafeBreak string
@@ -148,6 +173,30 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 	if c.DeadLetterBytes == 0 {
 		c.DeadLetterBytes = DefaultDeadLetterBytes
 	}
+	if c.MaxRecordBytes == 0 {
+		c.MaxRecordBytes = lineage.DefaultMaxBytes
+	}
+	if c.MaxEventDatasets == 0 {
+		c.MaxEventDatasets = DefaultMaxEventDatasets
+	}
+	if c.MaxRunDatasets == 0 {
+		c.MaxRunDatasets = DefaultMaxRunDatasets
+	}
+	if c.MaxEmissionEdges == 0 {
+		c.MaxEmissionEdges = DefaultMaxEmissionEdges
+	}
+	if c.MaxDeadLettersPerBarrier == 0 {
+		c.MaxDeadLettersPerBarrier = DefaultMaxDeadLettersPerBarrier
+	}
+	if c.MaxRuns == 0 {
+		c.MaxRuns = DefaultMaxRuns
+	}
+	if c.DeadLetterRetention == 0 {
+		c.DeadLetterRetention = DefaultDeadLetterRetention
+	}
+	if c.DeadLetterMaxBytes == 0 {
+		c.DeadLetterMaxBytes = DefaultDeadLetterMaxBytes
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -159,6 +208,9 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 	}
 	if c.SharedDedupTimeout == 0 {
 		c.SharedDedupTimeout = DefaultSharedDedupTimeout
+	}
+	if c.ParkAfter == 0 {
+		c.ParkAfter = DefaultParkAfter
 	}
 	if c.SinkBackoff == 0 {
 		c.SinkBackoff = 50 * time.Millisecond
@@ -199,6 +251,15 @@ func (c PipelineConfig) Validate() error {
 	case "", UnsafeBreakEarlyCheckpoint:
 	default:
 		return fmt.Errorf("%w: unsafe break %q: use \"\" or %q", ErrConfig, c.UnsafeBreak, UnsafeBreakEarlyCheckpoint)
+	}
+	if c.MaxRecordBytes < 1024 || c.MaxRecordBytes > lineage.DefaultMaxBytes {
+		return fmt.Errorf("%w: max record bytes %d: must be in 1024..%d (a Kinesis record is at most 1 MiB)", ErrConfig, c.MaxRecordBytes, lineage.DefaultMaxBytes)
+	}
+	if c.MaxEventDatasets < 1 || c.MaxRunDatasets < 1 || c.MaxEmissionEdges < 1 || c.MaxDeadLettersPerBarrier < 1 || c.MaxRuns < 1 {
+		return fmt.Errorf("%w: max event datasets, run datasets, emission edges, dead letters per barrier and runs must be >= 1", ErrConfig)
+	}
+	if c.ParkAfter < 1 {
+		return fmt.Errorf("%w: park after %d: must be >= 1", ErrConfig, c.ParkAfter)
 	}
 	if c.MaxOpenKeys < 1 || c.OutboxCap < 1 || c.ChunkRecords < 3 {
 		return fmt.Errorf("%w: MaxOpenKeys and OutboxCap must be >= 1 and ChunkRecords >= 3 (an edge and its two vertices)", ErrConfig)

@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -189,6 +190,7 @@ func (d *drainer) send(seq uint64) bool {
 	s := d.s
 	key := checkpoint.OutboxKey(s.id, seq)
 	backoff := s.cfg.SinkBackoff
+	refused := 0 // consecutive permanent refusals
 	for attempt := 0; ; attempt++ {
 		err := d.sendOnce(key, seq)
 		if err == nil {
@@ -198,6 +200,18 @@ func (d *drainer) send(seq uint64) bool {
 			return false
 		}
 		s.st.SinkErrors.Add(1)
+		if isPermanent(err) {
+			refused++
+		} else {
+			refused = 0
+		}
+		if refused >= s.cfg.ParkAfter {
+			perr := d.park(key, seq, attempt+1, err)
+			if perr == nil {
+				return true
+			}
+			s.log.Error("parking a refused outbox entry failed; retrying it", "outbox_seq", seq, "err", perr)
+		}
 		if attempt < 3 || attempt%20 == 0 {
 			s.log.Warn("outbox entry not acknowledged; retrying", "outbox_seq", seq, "attempt", attempt+1, "err", err)
 		}
@@ -244,5 +258,46 @@ func (d *drainer) sendOnce(key []byte, seq uint64) (err error) {
 	if err := s.db.Delete(key, pebble.NoSync); err != nil {
 		return fmt.Errorf("delete outbox entry: %w", err)
 	}
+	return nil
+}
+
+// permanent is implemented by sink errors that know whether sending the
+// same batch again can succeed (sink.Error).
+type permanent interface{ Permanent() bool }
+
+func isPermanent(err error) bool {
+	var p permanent
+	return errors.As(err, &p) && p.Permanent()
+}
+
+// park moves outbox entry seq, refused permanently ParkAfter times in a
+// row, to parked/<shard>/<seq> with the reason, in one synced batch: the
+// shard goes on (the entry counts as acknowledged), the batch is kept,
+// counted (Stats.BatchesParked) and listed by `lineageflow deadletters
+// -parked`. Its edges are not in the graph until someone replays it.
+func (d *drainer) park(key []byte, seq uint64, attempts int, reason error) error {
+	s := d.s
+	v, closer, err := s.db.Get(key)
+	if err != nil {
+		return fmt.Errorf("read outbox entry: %w", err)
+	}
+	val := append([]byte(nil), v...)
+	closer.Close()
+	e, err := DecodeOutbox(val)
+	if err != nil {
+		return fmt.Errorf("decode outbox entry: %w", err)
+	}
+	p := checkpoint.Parked{Shard: s.id, OutboxSeq: seq, Bucket: e.Bucket, At: s.cfg.Clock().UTC(), Attempts: attempts,
+		Reason: reason.Error(), Vertices: len(e.Batch.Vertices), Edges: len(e.Batch.Edges), Entry: val}
+	batch := s.db.NewBatch()
+	defer func() { _ = batch.Close() }()
+	_ = batch.Set(checkpoint.ParkedKey(s.id, seq), checkpoint.MarshalParked(&p), nil)
+	_ = batch.Delete(key, nil)
+	if err := batch.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("park: %w", err)
+	}
+	s.st.BatchesParked.Add(1)
+	s.log.Error("sink refused an outbox entry permanently: parked, the shard goes on (list: lineageflow deadletters -parked)",
+		"outbox_seq", seq, "attempts", attempts, "vertices", p.Vertices, "edges", p.Edges, "err", reason)
 	return nil
 }

@@ -94,7 +94,7 @@ func DecodeOutbox(b []byte) (OutboxEntry, error) {
 // per chunk, appends their sequences to out and returns their number.
 func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64) int {
 	n := 0
-	for _, b := range chunk(sw.edges, sw.vertices, s.cfg.ChunkRecords) {
+	chunk(sw.edges, sw.vertices, s.cfg.ChunkRecords, func(b lineage.Batch) {
 		seq := s.nextOutbox
 		s.nextOutbox++
 		entry := OutboxEntry{Pin: sw.pin, Bucket: sw.bucket, Batch: b}
@@ -105,24 +105,25 @@ func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64
 		s.st.VerticesEmitted.Add(int64(len(b.Vertices)))
 		s.st.countRunRecords(&b)
 		n++
-	}
+	})
 	return n
 }
 
 // chunk cuts a sealed window into batches of at most max records, each
 // edge in the same batch as its two endpoint vertices (mergeE needs them),
-// vertices first. Vertices no edge touches (DatasetEvents) come last.
-func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int) []lineage.Batch {
+// vertices first. Vertices no edge touches (DatasetEvents) come last. Each
+// batch goes to out as soon as it is full (out must not keep it: its
+// slices are reused), so a big window never has all its batches in memory.
+func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int, out func(lineage.Batch)) {
 	sort.Slice(edges, func(i, j int) bool { return edges[i].ID < edges[j].ID })
-	var out []lineage.Batch
 	var cur lineage.Batch
 	in := map[string]bool{}
 	used := map[string]bool{}
 	flush := func() {
 		if len(cur.Vertices)+len(cur.Edges) > 0 {
-			out = append(out, cur)
+			out(cur)
 		}
-		cur = lineage.Batch{}
+		cur.Vertices, cur.Edges = cur.Vertices[:0], cur.Edges[:0]
 		clear(in)
 	}
 	for _, e := range edges {
@@ -161,5 +162,4 @@ func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int) []
 		cur.Vertices = append(cur.Vertices, vertices[id])
 	}
 	flush()
-	return out
 }

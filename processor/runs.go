@@ -1,6 +1,9 @@
 package processor
 
 import (
+	"math"
+	"sort"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/enc"
@@ -33,7 +36,11 @@ type run struct {
 	lastArrival int64
 	inputs      []dsRef
 	outputs     []dsRef
-	dirty       bool
+	// inIdx, outIdx index the ids of inputs and outputs once a run has
+	// more than runIdxMin of them, so that adding a dataset costs the same
+	// whatever the run's size (runIndex).
+	inIdx, outIdx map[string]struct{}
+	dirty         bool
 	// handoff: loaded from a parent shard's handoff (handoff.go). Such a
 	// run never pins this shard's checkpoint (its earlier events are on
 	// the parent, not here: the handoff is its durable source) and its
@@ -41,6 +48,26 @@ type run struct {
 	handoff bool
 	// rv is what the run's Run vertex needs (runvertex.go).
 	rv runVertexState
+}
+
+// runIdxMin: below it a run's datasets are scanned, above they are indexed.
+const runIdxMin = 16
+
+// runIndex returns the index of rs in *idx, built (or rebuilt, when some
+// code replaced the slice) once rs is longer than runIdxMin; nil below.
+func runIndex(rs []dsRef, idx *map[string]struct{}) map[string]struct{} {
+	if len(rs) <= runIdxMin {
+		*idx = nil
+		return nil
+	}
+	if len(*idx) != len(rs) {
+		m := make(map[string]struct{}, len(rs)*2)
+		for i := range rs {
+			m[rs[i].id] = struct{}{}
+		}
+		*idx = m
+	}
+	return *idx
 }
 
 func contains(rs []dsRef, id string) bool {
@@ -61,6 +88,10 @@ type runTable struct {
 	pins  *checkpoint.Pins
 	ids   *vertexIDs
 	st    *Stats
+
+	// maxDatasets bounds a run's inputs+outputs, maxRuns the runs held
+	// (PipelineConfig.MaxRunDatasets, MaxRuns; 0: no bound).
+	maxDatasets, maxRuns int
 
 	m       map[string]*run
 	dirty   []*run
@@ -103,13 +134,70 @@ func (t *runTable) release(r *run) {
 	}
 }
 
-// addAll appends the datasets of ds not yet in *rs.
-func (t *runTable) addAll(rs *[]dsRef, ds []lineage.Dataset) {
+// addAll appends the datasets of ds not yet in *rs (indexed by *idx),
+// at most room of them, and returns how many new ones did not fit.
+func (t *runTable) addAll(rs *[]dsRef, idx *map[string]struct{}, ds []lineage.Dataset, room int) (dropped int) {
 	for _, d := range ds {
 		id := t.ids.dataset(d)
-		if !contains(*rs, id) {
-			*rs = append(*rs, dsRef{d: d, id: id})
+		if m := runIndex(*rs, idx); m != nil {
+			if _, ok := m[id]; ok {
+				continue
+			}
+		} else if contains(*rs, id) {
+			continue
 		}
+		if room <= 0 {
+			dropped++
+			continue
+		}
+		room--
+		*rs = append(*rs, dsRef{d: d, id: id})
+		if *idx != nil {
+			(*idx)[id] = struct{}{}
+		}
+	}
+	return dropped
+}
+
+// addEvent adds the current event's datasets to r within the run budget;
+// datasets beyond it are counted and left out.
+func (t *runTable) addEvent(r *run, ev *lineage.Event) {
+	room := func() int {
+		if t.maxDatasets <= 0 {
+			return math.MaxInt
+		}
+		return t.maxDatasets - len(r.inputs) - len(r.outputs)
+	}
+	dropped := t.addAll(&r.inputs, &r.inIdx, ev.Inputs, room())
+	dropped += t.addAll(&r.outputs, &r.outIdx, ev.Outputs, room())
+	if dropped > 0 {
+		t.st.Budget.RunDatasetsDropped.Add(int64(dropped))
+	}
+}
+
+// evict keeps the run table within maxRuns: past it, the runs with the
+// oldest last event (a sixteenth of the budget at once) are forgotten as
+// the run timeout would forget them, but keep; open ones are counted.
+func (t *runTable) evict(keep *run) {
+	if t.maxRuns <= 0 || len(t.m) <= t.maxRuns {
+		return
+	}
+	all := make([]*run, 0, len(t.m))
+	for _, r := range t.m {
+		if r != keep {
+			all = append(all, r)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].lastArrival < all[j].lastArrival })
+	n := len(t.m) - t.maxRuns + max(t.maxRuns/16, 1)
+	for _, r := range all[:min(n, len(all))] {
+		if r.status == runOpen {
+			t.st.Budget.RunsEvicted.Add(1)
+			t.release(r)
+		}
+		delete(t.m, r.id)
+		r.dirty = true // never re-written
+		t.dropped = append(t.dropped, r.id)
 	}
 }
 
@@ -121,6 +209,7 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 	r.lastArrival = arrival
 	s.runs.markDirty(r)
 	s.runVertex(r, bucket)
+	s.runs.evict(r)
 	if r.status == runClosed {
 		return
 	}
@@ -129,15 +218,14 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 		pin = s.prevFull
 	}
 	oldIn, oldOut := len(r.inputs), len(r.outputs)
-	s.runs.addAll(&r.inputs, ev.Inputs)
-	s.runs.addAll(&r.outputs, ev.Outputs)
+	s.runs.addEvent(r, ev)
 
 	t := ev.Time.UnixMilli()
 	stamps := ev.Type == lineage.TypeComplete || s.cfg.Policy == PolicyAny
 	if r.status == runOpen {
 		if s.cfg.Policy == PolicyStrict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort) {
 			r.status = runClosed
-			r.inputs, r.outputs = nil, nil
+			r.inputs, r.outputs, r.inIdx, r.outIdx = nil, nil, nil, nil
 			s.runs.release(r)
 			return
 		}

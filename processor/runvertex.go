@@ -131,8 +131,8 @@ func (s *Shard) failedRunVertex(r *run, bucket int64) {
 		st.reads = append(append(st.reads[:0], r.inputs...), s.ids.refs(ev.Inputs)...)
 		st.writes = append(append(st.writes[:0], r.outputs...), s.ids.refs(ev.Outputs)...)
 	} else {
-		s.runs.addAll(&st.reads, ev.Inputs)
-		s.runs.addAll(&st.writes, ev.Outputs)
+		st.reads = append(st.reads, s.ids.refs(ev.Inputs)...)
+		st.writes = append(st.writes, s.ids.refs(ev.Outputs)...)
 	}
 	st.reads, st.writes = uniqRefs(st.reads), uniqRefs(st.writes)
 	pin := r.pin
@@ -146,8 +146,18 @@ func (s *Shard) failedRunVertex(r *run, bucket int64) {
 
 func uniqRefs(rs []dsRef) []dsRef {
 	out := rs[:0]
+	if len(rs) <= 16 {
+		for _, x := range rs {
+			if !contains(out, x.id) {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	seen := make(map[string]struct{}, len(rs))
 	for _, x := range rs {
-		if !contains(out, x.id) {
+		if _, ok := seen[x.id]; !ok {
+			seen[x.id] = struct{}{}
 			out = append(out, x)
 		}
 	}

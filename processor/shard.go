@@ -26,6 +26,11 @@ type Record struct {
 	// Arrival is the ApproximateArrivalTimestamp.
 	Arrival time.Time
 	Data    []byte
+	// Refused, when set, says why the record cannot be read at all (a
+	// corrupt KPL aggregate: a *lineage.DecodeError with
+	// lineage.ReasonKPLCorrupt): it becomes one dead letter without being
+	// decoded.
+	Refused error
 }
 
 // Shard is the pipeline of one Kinesis shard. All methods but
@@ -49,6 +54,7 @@ type Shard struct {
 	runs    *runTable
 	dedup   *dedupSet
 	dead    deadLetters
+	dlq     dlqState // retention of the stored dead letters (budget.go)
 	drain   *drainer
 	shared  sharedBatch // the shared dedup tier's answer for the current Process call
 
@@ -111,6 +117,8 @@ func NewShard(id string, db *pebble.DB, w Writer, cfg PipelineConfig) (*Shard, e
 		runs:    newRunTable(id, pins, ids, cfg.Stats),
 		dedup:   newDedupSet(id, db, cfg.Stats, log),
 	}
+	s.windows.maxKeys, s.windows.maxEdges, s.windows.spill, s.windows.st = cfg.MaxOpenKeys, cfg.MaxEmissionEdges, s.spillTable, cfg.Stats
+	s.runs.maxDatasets, s.runs.maxRuns = cfg.MaxRunDatasets, cfg.MaxRuns
 	s.drain = newDrainer(s, w)
 	return s, nil
 }
@@ -150,6 +158,9 @@ func (s *Shard) Start(ctx context.Context, kclCheckpoint string) (err error) {
 			s.log.Info("local state behind the KCL checkpoint: discarded, replaying", "kcl_checkpoint", kclCheckpoint, "local_position", pos.Last.Seq)
 		}
 	}
+	if err := s.countDeadLetters(); err != nil {
+		return fmt.Errorf("count dead letters: %w", err)
+	}
 	s.lastBarrier = s.cfg.Clock()
 	s.drain.start()
 	return nil
@@ -188,7 +199,11 @@ func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) (err 
 			continue
 		}
 		s.record(r, s.sharedClaimOf(i))
-		if s.windows.full(s.cfg.MaxOpenKeys) {
+		deadFull := len(s.dead) >= s.cfg.MaxDeadLettersPerBarrier
+		if s.windows.full(s.cfg.MaxOpenKeys) || deadFull {
+			if deadFull {
+				s.st.Budget.DeadLetterBarriers.Add(1)
+			}
 			boundary := i == len(recs)-1 || recs[i+1].Seq != r.Seq
 			if err := s.barrier(ctx, false, boundary); err != nil {
 				return err
@@ -198,7 +213,7 @@ func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) (err 
 	if caughtUp {
 		s.wm.Idle(s.cfg.Clock())
 	}
-	if s.windows.sealDue(s.wm) || s.cfg.Clock().Sub(s.lastBarrier) >= s.cfg.BarrierInterval || len(s.dead) > 1024 {
+	if s.windows.sealDue(s.wm) || s.cfg.Clock().Sub(s.lastBarrier) >= s.cfg.BarrierInterval {
 		return s.barrier(ctx, false, true)
 	}
 	return nil
@@ -281,8 +296,15 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 	if arrival > s.maxArrival {
 		s.maxArrival = arrival
 	}
+	if r.Refused != nil {
+		s.deadLetter(r, r.Refused)
+		return
+	}
 	if err := s.dec.Decode(r.Data, &s.ev); err != nil {
 		s.deadLetter(r, err)
+		return
+	}
+	if s.overEventBudget(r) {
 		return
 	}
 	var sum [32]byte

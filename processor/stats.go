@@ -34,6 +34,8 @@ type Stats struct {
 	// edges among EdgesEmitted and VerticesEmitted.
 	RunRecordsEmitted atomic.Int64
 	RunsExpired       atomic.Int64 // open runs dropped after the run timeout
+	// Budget counts what the budgets did (budget.go).
+	Budget BudgetStats
 	// Shard split/merge (handoff.go): runs written to the handoff at shard
 	// end, runs loaded from parents' handoffs, and handed-off runs still
 	// open when they expired on a child (no edges; normal for the runs
@@ -48,7 +50,9 @@ type Stats struct {
 	OutboxWritten      atomic.Int64
 	OutboxAcked        atomic.Int64
 	SinkErrors         atomic.Int64 // failed WriteBatch calls (each retried)
+	BatchesParked      atomic.Int64 // outbox entries refused permanently ParkAfter times, parked (drain.go)
 	Checkpoints        atomic.Int64 // KCL checkpoints written
+	LeasesLost         atomic.Int64 // leases found taken by another worker (lease guard or watcher)
 
 	backpressured  atomic.Int64 // shards blocked on a full outbox right now
 	sharedDegraded atomic.Bool  // the last shared dedup claim failed
@@ -149,9 +153,12 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"handoff_runs_expired": s.HandoffRunsExpired.Load(), "handoffs_missing": s.HandoffsMissing.Load(),
 		"outbox_written": s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),
 		"sink_errors": s.SinkErrors.Load(), "checkpoints": s.Checkpoints.Load(),
-		"invalid":             s.InvalidTotal(),
+		"invalid": s.InvalidTotal(), "batches_parked": s.BatchesParked.Load(), "leases_lost": s.LeasesLost.Load(),
 		"shared_dedup_claims": s.SharedDedupClaims.Load(), "shared_dedup_duplicates": s.SharedDedupDuplicates.Load(),
 		"shared_dedup_fallbacks": s.SharedDedupFallbacks.Load(),
+	}
+	for k, v := range s.Budget.Map() {
+		m["budget_"+k] = v
 	}
 	return m
 }

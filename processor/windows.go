@@ -23,6 +23,13 @@ type windowTable struct {
 	pins  *checkpoint.Pins
 	tab   *window.Table
 
+	// maxKeys: past it, emit spills the table (spill) inside its loops, so
+	// one emission's memory is bounded whatever its size; maxEdges bounds
+	// the edges of one emission (0: no bound).
+	maxKeys, maxEdges int
+	spill             func()
+	st                *Stats
+
 	buckets map[int64]*bucketState // open window buckets (in memory or in Pebble)
 	groups  []sealGroup            // sealed windows whose outbox entries are not all acked
 
@@ -80,7 +87,9 @@ type emission struct {
 // emit adds to the window the edges of (ins, outs) that involve an input
 // at index >= newIn or an output at index >= newOut (0, 0: all of them):
 // I -INPUT_TO-> J, J -OUTPUTS-> O, I -DERIVES-> O (I != O), and their
-// endpoint vertices.
+// endpoint vertices. Past maxEdges edges the remaining DERIVES edges are
+// left out and counted (Stats.Budget.EdgesDropped). The table is spilled
+// whenever it is full, inside the loops.
 func (w *windowTable) emit(e *emission, ins, outs []dsRef, newIn, newOut int) {
 	if newIn >= len(ins) && newOut >= len(outs) {
 		return
@@ -89,11 +98,14 @@ func (w *windowTable) emit(e *emission, ins, outs []dsRef, newIn, newOut int) {
 	t := w.tab
 	jv := lineage.Vertex{ID: e.jobID, Label: lineage.LabelJob, Namespace: e.job.Namespace, Name: e.job.Name}
 	t.AddVertex(e.bucket, jv)
+	edges, dropped := 0, int64(0)
 	for i := range ins {
 		in := &ins[i]
 		if i >= newIn {
 			t.AddVertex(e.bucket, lineage.Vertex{ID: in.id, Label: lineage.LabelDataset, Namespace: in.d.Namespace, Name: in.d.Name})
 			t.AddEdge(e.bucket, lineage.EdgeInputTo, in.id, e.jobID, e.first, e.last, e.runID)
+			edges++
+			w.spillIfFull()
 		}
 	}
 	for j := range outs {
@@ -101,14 +113,36 @@ func (w *windowTable) emit(e *emission, ins, outs []dsRef, newIn, newOut int) {
 		if j >= newOut {
 			t.AddVertex(e.bucket, lineage.Vertex{ID: out.id, Label: lineage.LabelDataset, Namespace: out.d.Namespace, Name: out.d.Name})
 			t.AddEdge(e.bucket, lineage.EdgeOutputs, e.jobID, out.id, e.first, e.last, e.runID)
+			edges++
+			w.spillIfFull()
 		}
 	}
 	for i := range ins {
 		for j := range outs {
 			if (i >= newIn || j >= newOut) && ins[i].id != outs[j].id {
+				if w.maxEdges > 0 && edges >= w.maxEdges {
+					dropped++
+					continue
+				}
 				t.AddEdge(e.bucket, lineage.EdgeDerives, ins[i].id, outs[j].id, e.first, e.last, e.runID)
+				edges++
+				w.spillIfFull()
 			}
 		}
+	}
+	if dropped > 0 {
+		w.st.Budget.EdgesDropped.Add(dropped)
+		w.st.Budget.EmissionsTruncated.Add(1)
+	}
+}
+
+// spillIfFull spills the table once it holds maxKeys keys. The bucket
+// stays open (its pin written with the deltas); sealing folds what Pebble
+// holds with the table, so an edge and its endpoint vertices may be split
+// between the two.
+func (w *windowTable) spillIfFull() {
+	if w.spill != nil && w.tab.Len() >= w.maxKeys {
+		w.spill()
 	}
 }
 

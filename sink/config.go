@@ -140,6 +140,7 @@ const (
 
 // WithDefaults returns c with every unset field set to its default.
 func (c Config) WithDefaults() Config {
+	c.Endpoint = normalizeEndpoint(c.Endpoint)
 	def := func(p *int, v int) {
 		if *p == 0 {
 			*p = v
@@ -190,6 +191,9 @@ func (c Config) Validate() error {
 		if c.IAMAuth && err == nil && u.Scheme != "wss" {
 			bad("IAMAuth needs a wss:// Endpoint (Neptune accepts IAM only over TLS)")
 		}
+		if c.IAMAuth && err == nil && u.Path != "/gremlin" {
+			bad("Endpoint %q: with IAMAuth the path must be /gremlin (Neptune's; the handshake is signed for the path dialled)", c.Endpoint)
+		}
 	}
 	if c.IAMAuth && c.Region == "" {
 		bad("IAMAuth is set but Region is empty: set Region to the Neptune cluster's region, e.g. us-east-1")
@@ -222,4 +226,16 @@ func (c Config) Validate() error {
 		bad("Retry: need 0 <= BaseBackoff <= MaxBackoff (got %v, %v)", c.Retry.BaseBackoff, c.Retry.MaxBackoff)
 	}
 	return errors.Join(errs...)
+}
+
+// normalizeEndpoint gives an endpoint without a path (or with "/") the
+// path /gremlin (Neptune's and Gremlin Server's), so that what is dialled
+// is what IAM signs. Anything unparsable is left for Validate.
+func normalizeEndpoint(ep string) string {
+	u, err := url.Parse(ep)
+	if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		return ep
+	}
+	u.Path = "/gremlin"
+	return u.String()
 }

@@ -55,6 +55,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Permanent reports that sending the same batch again cannot succeed (the
+// processor parks a batch refused permanently several times).
+func (e *Error) Permanent() bool { return !e.Retriable }
+
 // IsRetriable reports whether err is an [*Error] whose Retriable bit is set.
 func IsRetriable(err error) bool {
 	var e *Error

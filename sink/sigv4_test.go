@@ -50,3 +50,25 @@ func TestSigV4Headers(t *testing.T) {
 	}
 	var _ aws.CredentialsProvider = creds
 }
+
+// An endpoint without a path is dialled (and signed) at /gremlin; with IAM
+// any other path is refused at start.
+func TestEndpointPathNormalised(t *testing.T) {
+	for in, want := range map[string]string{
+		"wss://db.example:8182":          "wss://db.example:8182/gremlin",
+		"wss://db.example:8182/":         "wss://db.example:8182/gremlin",
+		"ws://127.0.0.1:8182/gremlin":    "ws://127.0.0.1:8182/gremlin",
+		"ws://127.0.0.1:8182/other/path": "ws://127.0.0.1:8182/other/path",
+	} {
+		if got := (Config{Endpoint: in}).WithDefaults().Endpoint; got != want {
+			t.Errorf("%s: endpoint %s, want %s", in, got, want)
+		}
+	}
+	err := Config{Endpoint: "wss://db.example:8182/g", IAMAuth: true, Region: "us-east-1"}.WithDefaults().Validate()
+	if err == nil || !strings.Contains(err.Error(), "/gremlin") {
+		t.Errorf("IAM with path /g: %v, want an error naming /gremlin", err)
+	}
+	if err := (Config{Endpoint: "wss://db.example:8182", IAMAuth: true, Region: "us-east-1"}).WithDefaults().Validate(); err != nil {
+		t.Errorf("IAM without a path: %v", err)
+	}
+}

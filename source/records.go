@@ -6,6 +6,8 @@ package source
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -22,9 +24,13 @@ type recordProcessor struct {
 	w    *Worker
 	s    *processor.Shard
 	recs []processor.Record
-	// lost: the lease guard saw another owner. v1.0.0 gives such a
-	// processor no Shutdown; it stops processing and never checkpoints.
-	lost bool
+	// lost: the lease guard or the lease watcher (lease.go) saw another
+	// owner. v1.0.0 gives such a processor no Shutdown; it stops
+	// processing and never checkpoints.
+	lost atomic.Bool
+	// busy is held by every KCL call (ProcessRecords, Shutdown): the lease
+	// watcher abandons the shard only between them.
+	busy sync.Mutex
 	// needHandoff: the shard started without local state; its parents'
 	// handoffs (if it has parents) are loaded before its first record.
 	needHandoff bool
@@ -53,6 +59,7 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 	}
 	w.mu.Lock()
 	w.mu.shards[in.ShardId] = s
+	w.mu.procs[in.ShardId] = p
 	w.mu.Unlock()
 	w.Stats().ShardStarted(in.ShardId, time.Now())
 	p.s = s
@@ -61,7 +68,9 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 }
 
 func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
-	if p.s == nil || p.lost || p.w.ctx.Err() != nil {
+	p.busy.Lock()
+	defer p.busy.Unlock()
+	if p.s == nil || p.lost.Load() || p.w.ctx.Err() != nil {
 		// Never acknowledge what we did not process: without a checkpoint
 		// the records come back to the next owner.
 		return
@@ -71,28 +80,16 @@ func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
 	if p.needHandoff && !p.loadHandoff() {
 		return // stopping: nothing processed, nothing checkpointed
 	}
-	p.recs = p.recs[:0]
-	var sub uint32
-	for i := range in.Records {
-		r := &in.Records[i]
-		seq := aws.ToString(r.SequenceNumber)
-		if i > 0 && seq == p.recs[i-1].Seq {
-			sub++
-		} else {
-			sub = 0
-		}
-		var arrival time.Time
-		if r.ApproximateArrivalTimestamp != nil {
-			arrival = *r.ApproximateArrivalTimestamp
-		}
-		p.recs = append(p.recs, processor.Record{Seq: seq, Sub: sub, Arrival: arrival, Data: r.Data})
-	}
+	// The KCL passed every record through unchanged (deagg.go): the
+	// de-aggregation is done here, where a corrupt aggregate can become a
+	// dead letter.
+	p.recs = appendUserRecords(p.recs[:0], in.Records)
 	// Caught up: an empty read with nothing behind. MillisBehindLatest
 	// alone is not enough: kinesalite always reports 0, even on a full
 	// batch with more records pending, which would advance the watermark
 	// to processing time while the shard is still catching up.
 	caughtUp := in.MillisBehindLatest == 0 && len(in.Records) == 0
-	p.w.Stats().ObserveRead(p.s.ID(), in.MillisBehindLatest, len(in.Records), time.Now())
+	p.w.Stats().ObserveRead(p.s.ID(), in.MillisBehindLatest, len(p.recs), time.Now())
 	if err := p.s.Process(p.w.ctx, p.recs, caughtUp); err != nil {
 		if p.w.ctx.Err() == nil {
 			p.w.fatal(err)
@@ -120,7 +117,9 @@ func (p *recordProcessor) checkpoint(c kcl.IRecordProcessorCheckpointer) {
 }
 
 func (p *recordProcessor) Shutdown(in *kcl.ShutdownInput) {
-	if p.s == nil || p.lost {
+	p.busy.Lock()
+	defer p.busy.Unlock()
+	if p.s == nil || p.lost.Load() {
 		return
 	}
 	s, w := p.s, p.w
@@ -128,6 +127,7 @@ func (p *recordProcessor) Shutdown(in *kcl.ShutdownInput) {
 		w.mu.Lock()
 		if w.mu.shards[s.ID()] == s {
 			delete(w.mu.shards, s.ID())
+			delete(w.mu.procs, s.ID())
 		}
 		w.mu.Unlock()
 	}()

@@ -133,6 +133,7 @@ type Worker struct {
 	mu struct {
 		sync.Mutex
 		shards map[string]*processor.Shard
+		procs  map[string]*recordProcessor // the processor of each shard in shards
 	}
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -146,6 +147,7 @@ func NewWorker(cfg Config) (*Worker, error) {
 	}
 	w := &Worker{cfg: cfg, log: cfg.Logger.With("worker", cfg.WorkerID)}
 	w.mu.shards = map[string]*processor.Shard{}
+	w.mu.procs = map[string]*recordProcessor{}
 	return w, nil
 }
 
@@ -205,9 +207,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The KCL's own Kinesis client, built here so that the KCL never
+	// de-aggregates (deagg.go): same region, endpoint and credentials as
+	// the one the KCL would build.
+	kclKinesis, err := w.cfg.AWS.Kinesis(ctx, escapeAggregates)
+	if err != nil {
+		return err
+	}
 	var kw *kworker.Worker
 	for attempt := 0; ; attempt++ {
-		kw = kworker.NewWorker(&factory{w: w}, kc)
+		kw = kworker.NewWorker(&factory{w: w}, kc).WithKinesis(kclKinesis)
 		err = kw.Start()
 		if err == nil {
 			break
@@ -228,6 +237,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.log.Info("KCL worker started", "stream", w.cfg.Stream, "app", w.cfg.AppName,
 		"failover", w.cfg.FailoverTime, "shard_sync", w.cfg.ShardSync)
 	w.Stats().SetRunning(true)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go w.watchLeases(watchCtx, max(w.cfg.FailoverTime/2, 250*time.Millisecond))
 	select {
 	case <-ctx.Done():
 		w.log.Info("shutdown requested: flushing shards")
@@ -250,6 +262,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	for id, s := range w.mu.shards {
 		s.Close()
 		delete(w.mu.shards, id)
+		delete(w.mu.procs, id)
 	}
 	w.mu.Unlock()
 	if cause := context.Cause(w.ctx); cause != nil && !errors.Is(cause, context.Canceled) {

@@ -75,9 +75,10 @@ func TestDiffKeySpace(t *testing.T) {
 	}
 	// One edge gone, one property changed.
 	bb := snapshotOf(cg)
-	sort.Slice(bb.Edges, func(i, j int) bool { // in-scope kinds first
-		return (bb.Edges[i].Label == lineage.EdgeDerives) == (bb.Edges[j].Label == lineage.EdgeDerives) && bb.Edges[i].ID < bb.Edges[j].ID ||
-			bb.Edges[j].Label == lineage.EdgeDerives && bb.Edges[i].Label != lineage.EdgeDerives
+	inScope := func(l string) bool { return l == lineage.EdgeInputTo || l == lineage.EdgeOutputs }
+	sort.Slice(bb.Edges, func(i, j int) bool { // in-scope kinds (INPUT_TO, OUTPUTS) first
+		a, b := inScope(bb.Edges[i].Label), inScope(bb.Edges[j].Label)
+		return a && !b || a == b && bb.Edges[i].ID < bb.Edges[j].ID
 	})
 	bb.Edges[1].Props["lastRunId"] = "other"
 	bb.Edges = bb.Edges[1:]

@@ -7,6 +7,7 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/cli"
 	"github.com/lineageflow/lineageflow/processor"
@@ -20,6 +21,7 @@ func deadLetters(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("deadletters", flag.ContinueOnError)
 	dataDir := fs.String("data-dir", "", "the worker's data directory (the worker must be stopped)")
 	raw := fs.Bool("raw", false, "also print the first 200 bytes of each record")
+	parked := fs.Bool("parked", false, "list the parked sink batches (refused permanently by the graph) instead")
 	fs.Usage = cli.Usage(fs, "lineageflow deadletters -data-dir DIR", "List refused records: shard, sequence number, reason, field, message.")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -36,6 +38,9 @@ func deadLetters(ctx context.Context, args []string) error {
 	}
 	defer func() { _ = db.Close() }()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	if *parked {
+		return listParked(db, tw)
+	}
 	fmt.Fprintln(tw, "SHARD\tSEQ\tSUB\tARRIVAL\tREASON\tFIELD\tMESSAGE")
 	n := 0
 	err = checkpoint.ListDeadLetters(db, func(d checkpoint.DeadLetter) error {
@@ -57,5 +62,24 @@ func deadLetters(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "%d dead letter(s)\n", n)
+	return nil
+}
+
+// listParked prints the parked sink batches.
+func listParked(db *pebble.DB, tw *tabwriter.Writer) error {
+	fmt.Fprintln(tw, "SHARD\tOUTBOX_SEQ\tAT\tATTEMPTS\tVERTICES\tEDGES\tREASON")
+	n := 0
+	err := checkpoint.ListParked(db, func(p checkpoint.Parked) error {
+		n++
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\n", p.Shard, p.OutboxSeq, p.At.Format("2006-01-02T15:04:05.000Z"), p.Attempts, p.Vertices, p.Edges, p.Reason)
+		return nil
+	})
+	if ferr := tw.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "%d parked batch(es)\n", n)
 	return nil
 }

@@ -25,7 +25,7 @@ func runReplay(ctx context.Context, args []string) error {
 	region := fs.String("region", os.Getenv("AWS_REGION"), "AWS region (required)")
 	kinEP := fs.String("kinesis-endpoint", "", "Kinesis endpoint URL override (e.g. http://127.0.0.1:4567)")
 	accessKey := fs.String("access-key-id", "", "static AWS access key id (stand-ins); empty: the SDK default chain")
-	secretKey := fs.String("secret-access-key", "", "static AWS secret access key")
+	secretKey := fs.String("secret-access-key", "", "static AWS secret access key: set it through the environment (LINEAGEFLOW_SECRET_ACCESS_KEY), never on the command line (a warning says so)")
 	rate := fs.Float64("rate", 0, "records per second (0: as fast as the stream takes them)")
 	aggregate := fs.Float64("aggregate", 0, "share of records sent KPL-aggregated, 0..1 (as the OpenLineage Kinesis transport does through the KPL)")
 	concurrency := fs.Int("concurrency", 4, "parallel PutRecords lanes (records of one partition key stay in order)")
@@ -41,6 +41,9 @@ func runReplay(ctx context.Context, args []string) error {
 			return nil
 		}
 		return &exitError{2, err}
+	}
+	if w := cli.SecretFlagWarning(fs, "secret-access-key"); w != "" {
+		fmt.Fprintln(os.Stderr, "warning:", w)
 	}
 	if fs.NArg() == 0 && !*useGen {
 		return &exitError{2, errors.New("give NDJSON files to replay, or -gen")}

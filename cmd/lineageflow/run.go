@@ -16,6 +16,7 @@ import (
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/cli"
 	"github.com/lineageflow/lineageflow/internal/dedupredis"
+	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/source"
@@ -36,7 +37,7 @@ func runWorker(ctx context.Context, args []string) error {
 		kinEP       = fs.String("kinesis-endpoint", "", "Kinesis endpoint URL override (e.g. http://127.0.0.1:4567)")
 		ddbEP       = fs.String("dynamodb-endpoint", "", "DynamoDB endpoint URL override (e.g. http://127.0.0.1:4568)")
 		accessKey   = fs.String("access-key-id", "", "static AWS access key id (stand-ins); empty: the SDK default chain")
-		secretKey   = fs.String("secret-access-key", "", "static AWS secret access key")
+		secretKey   = fs.String("secret-access-key", "", "static AWS secret access key: set it through the environment (LINEAGEFLOW_SECRET_ACCESS_KEY), never on the command line (a warning says so); empty: the SDK default chain")
 		dataDir     = fs.String("data-dir", "", "directory of the worker's Pebble state (required; one worker per directory)")
 		windowSize  = fs.Duration("window", window.DefaultSize, "tumbling window size")
 		lateness    = fs.Duration("lateness", window.DefaultLateness, "allowed lateness before a window seals")
@@ -45,6 +46,15 @@ func runWorker(ctx context.Context, args []string) error {
 		runs        = fs.String("runs", string(processor.RunsFailed), "run history: failed (a Run vertex with RUN_OF/READ/WROTE for each run that fails), all (for every run: at least one graph write per run) or none (lineage only)")
 		runTimeout  = fs.Duration("run-timeout", processor.DefaultRunTimeout, "open runs expire after this long without events (arrival time)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
+		maxRecBytes = fs.Int("max-record-bytes", lineage.DefaultMaxBytes, "largest record decoded, in bytes (1024..1048576); larger ones are dead letters (oversized). Default: the Kinesis record limit, 1 MiB")
+		maxEvDS     = fs.Int("max-event-datasets", processor.DefaultMaxEventDatasets, "budget: inputs + outputs of one event; beyond, the event is a dead letter (too_many_datasets)")
+		maxRunDS    = fs.Int("max-run-datasets", processor.DefaultMaxRunDatasets, "budget: inputs + outputs one run accumulates; beyond, new datasets are left out of the run (counted: lineage_budget_total{budget=\"run_datasets\"})")
+		maxEmEdges  = fs.Int("max-emission-edges", processor.DefaultMaxEmissionEdges, "budget: edges of one emission (an event or a run's commit); beyond, the DERIVES edges are left out (counted: emission_edges)")
+		maxDLBar    = fs.Int("max-dead-letters-per-barrier", processor.DefaultMaxDeadLettersPerBarrier, "budget: dead letters held in memory; reaching it forces a barrier, inside a GetRecords batch")
+		maxRuns     = fs.Int("max-runs", processor.DefaultMaxRuns, "budget: runs held per shard (about 800 B each); beyond, the least recently active are forgotten (open ones counted: runs_evicted)")
+		dlRetention = fs.Duration("dead-letter-retention", processor.DefaultDeadLetterRetention, "dead letters older than this (arrival time) are deleted, counted (negative: kept forever)")
+		dlMaxBytes  = fs.Int64("dead-letter-max-bytes", processor.DefaultDeadLetterMaxBytes, "dead-letter bytes kept per shard; beyond, the oldest are deleted, counted (negative: no bound)")
+		parkAfter   = fs.Int("park-after", processor.DefaultParkAfter, "a sink batch refused this many times in a row with a non-retriable error is parked (kept, counted, listed by deadletters -parked) and the shard goes on")
 		maxKeys     = fs.Int("max-open-keys", processor.DefaultMaxOpenKeys, "in-memory window keys between barriers (a barrier is forced beyond)")
 		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | shadow (compute and count what a gremlin sink would send, write nothing) | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
 		leaseSteal  = fs.Bool("lease-stealing", false, "take leases from busier workers")
@@ -58,7 +68,7 @@ func runWorker(ctx context.Context, args []string) error {
 		logFormat   = fs.String("log-format", "text", "log format: json or text")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		statsPeriod = fs.Duration("stats-every", 10*time.Second, "log the counters this often (0: never)")
-		httpAddr    = fs.String("http-addr", ":9090", "listen address of /metrics, /healthz and /readyz (empty: no HTTP server)")
+		httpAddr    = fs.String("http-addr", "127.0.0.1:9090", "listen address of /metrics, /healthz and /readyz (empty: no HTTP server); loopback by default: a deployment that scrapes or probes from outside sets it (e.g. :9090)")
 		dedupSpec   = fs.String("dedup", "local", "dedup tier: local (each shard's Pebble set) or redis://host:port/N (also a tier shared by every worker of -app: SET NX GET with a 24 h TTL, one pipelined round trip per batch; Redis slow or down falls back to local)")
 		dedupTO     = fs.Duration("dedup-timeout", processor.DefaultSharedDedupTimeout, "with -dedup redis://...: longest wait for Redis per batch before the local tier decides alone")
 		unsafeBreak = fs.String("unsafe-break", "", "fault injection for the e2e fault matrix (make e2e -break), never for production: early-checkpoint checkpoints before the sink acknowledged, breaking exactly-once on purpose")
@@ -71,6 +81,9 @@ func runWorker(ctx context.Context, args []string) error {
 	logger, err := newLogger(*logFormat, *logLevel)
 	if err != nil {
 		return err
+	}
+	if w := cli.SecretFlagWarning(fs, "secret-access-key"); w != "" {
+		logger.Warn(w)
 	}
 	shared, err := openDedup(ctx, *dedupSpec, *app, *dedupTO, logger)
 	if err != nil {
@@ -94,6 +107,9 @@ func runWorker(ctx context.Context, args []string) error {
 			Window:     window.Config{Size: *windowSize, Lateness: *lateness},
 			TimeSource: processor.TimeSource(*timeSource), Policy: processor.Policy(*policy), Runs: processor.RunRecords(*runs),
 			RunTimeout: *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
+			MaxRecordBytes: *maxRecBytes, MaxEventDatasets: *maxEvDS, MaxRunDatasets: *maxRunDS,
+			MaxEmissionEdges: *maxEmEdges, MaxDeadLettersPerBarrier: *maxDLBar, MaxRuns: *maxRuns,
+			DeadLetterRetention: *dlRetention, DeadLetterMaxBytes: *dlMaxBytes, ParkAfter: *parkAfter,
 			UnsafeBreak: *unsafeBreak, SharedDedupTimeout: *dedupTO,
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,

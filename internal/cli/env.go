@@ -55,3 +55,21 @@ func Usage(fs *flag.FlagSet, synopsis, summary string) func() {
 		})
 	}
 }
+
+// OnCommandLine reports whether flag name was given on the command line
+// (not from its environment variable). Call it after [Parse].
+func OnCommandLine(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// SecretFlagWarning is the warning for a secret given on the command line
+// (readable by any local user in /proc/<pid>/cmdline and in `ps`), or ""
+// when flag name was not given there.
+func SecretFlagWarning(fs *flag.FlagSet, name string) string {
+	if !OnCommandLine(fs, name) {
+		return ""
+	}
+	return fmt.Sprintf("-%s on the command line is readable by any local user (ps, /proc/<pid>/cmdline): set %s in the environment instead, or use the AWS default credential chain", name, EnvName(name))
+}

@@ -31,9 +31,10 @@ type Config struct {
 	// FailShare is the share of runs ending FAIL or ABORT; default 0.1.
 	// A further FailShare/4 of child runs send no terminal event at all.
 	FailShare float64
-	// MalformedShare is the share of malformed records; default 0.01.
-	// Kinds are produced in [MalformedKinds] order, round robin, so any
-	// stream with at least len(MalformedKinds) malformed records has all.
+	// MalformedShare is the share of unusual records; default 0.01. They
+	// are produced in [MalformedKinds] order, round robin, then one valid
+	// wide event ([Record].Wide), so any stream with at least
+	// len(MalformedKinds)+1 unusual records has every kind and a wide event.
 	MalformedShare float64
 	// OutOfOrder is the share of events whose eventTime is earlier than
 	// that of the previous event of the stream (clock skew: mostly up to
@@ -66,6 +67,9 @@ type Record struct {
 	Data []byte
 	// Malformed is "" for valid records, else one of [MalformedKinds].
 	Malformed string
+	// Wide marks a valid COMPLETE event of WideBytes + 1..4 KiB, most of it
+	// a wide schema facet on its output (datasets in s3://datalake-wide).
+	Wide bool
 	// Duplicate marks a producer retry of an earlier record (same
 	// PartitionKey, same Data).
 	Duplicate bool
@@ -79,18 +83,19 @@ const (
 	MalformedUnknownEventType = "unknown_event_type" // eventType outside the spec's enum
 	MalformedTruncated        = "truncated"          // a valid event cut short
 	MalformedBadTime          = "bad_time"           // eventTime not RFC 3339
-	MalformedOversized        = "oversized"          // a valid event larger than 256 KiB (and < 1 MiB)
 )
 
 // MalformedKinds lists every malformed kind, in the order [Stream]
 // produces them.
 var MalformedKinds = []string{
 	MalformedNotJSON, MalformedMissingRunID, MalformedWrongType, MalformedUnknownEventType,
-	MalformedTruncated, MalformedBadTime, MalformedOversized,
+	MalformedTruncated, MalformedBadTime,
 }
 
-// MaxValidBytes is the largest valid record: lineage.DefaultMaxBytes.
-const MaxValidBytes = 256 << 10
+// WideBytes is the least size of a wide event: 256 KiB, the decoder's old
+// limit, which refused such events (a Spark run with a wide schema facet).
+// Valid now: the limit is the Kinesis record size, 1 MiB.
+const WideBytes = 256 << 10
 
 const (
 	jobEventShare     = 0.02

@@ -9,8 +9,12 @@ import (
 // event of a fresh run of a real job that reads and writes quarantine
 // datasets: if any of it leaks into the graph, it shows.
 func (g *generator) malformed() Record {
-	kind := MalformedKinds[g.nMal%len(MalformedKinds)]
+	slot := g.nMal % (len(MalformedKinds) + 1)
 	g.nMal++
+	if slot == len(MalformedKinds) {
+		return g.wideEvent()
+	}
+	kind := MalformedKinds[slot]
 	pl := g.pickPipeline()
 	jd := pick(g.r, pl.jobs)
 	app := &runRef{id: g.uuid(), ns: pl.ns, name: pl.app, pl: pl}
@@ -79,25 +83,34 @@ func (g *generator) malformed() Record {
 	case MalformedBadTime:
 		ev.EventTime = pick(g.r, []string{"not-a-time", "2026-13-45T25:61:00Z", "01/02/2026 10:00:00", "1767225600"})
 		rec.Data = mustJSON(ev)
-	case MalformedOversized:
-		// A well-formed event with a huge schema facet, 256 KiB + 1..4 KiB.
-		target := MaxValidBytes + 1 + g.r.IntN(4<<10)
-		d := *q[2]
-		d.fields = append([]field(nil), d.fields...)
-		p.outputs = []*dataset{&d}
-		for {
-			ev = g.runEventStruct(p, eventTime)
-			data := mustJSON(ev)
-			if len(data) > target {
-				rec.Data = data
-				break
-			}
-			for n := (target-len(data))/48 + 1; n > 0; n-- {
-				d.fields = append(d.fields, field{Name: fmt.Sprintf("wide_col_%06d", len(d.fields)), Type: pick(g.r, columnTypes)})
-			}
-		}
 	default:
 		panic("gen: unknown malformed kind " + kind)
 	}
 	return rec
+}
+
+// wideEvent produces a valid COMPLETE event of a fresh run of a real job,
+// WideBytes + 1..4 KiB, most of it the schema facet of its output: the
+// shape of a Spark event over a wide table.
+func (g *generator) wideEvent() Record {
+	pl := g.pickPipeline()
+	jd := pick(g.r, pl.jobs)
+	app := &runRef{id: g.uuid(), ns: pl.ns, name: pl.app, pl: pl}
+	run := &runRef{id: g.uuid(), ns: jd.ns, name: jd.name, pl: pl, job: jd, parent: app}
+	in := &dataset{ns: "s3://datalake-wide", name: fmt.Sprintf("raw/wide_%d", g.nMal), fields: newFields(g.r), source: "s3"}
+	out := &dataset{ns: "s3://datalake-wide", name: fmt.Sprintf("marts/wide_%d", g.nMal), fields: newFields(g.r), source: "s3"}
+	p := planned{typ: "COMPLETE", run: run, inputs: []*dataset{in}, outputs: []*dataset{out}, stats: true}
+	rec := Record{PartitionKey: "run:" + pl.ns + "/" + pl.app, Wide: true}
+	eventTime := g.formatTime(g.nextTime())
+	target := WideBytes + 1 + g.r.IntN(4<<10)
+	for {
+		data := mustJSON(g.runEventStruct(p, eventTime))
+		if len(data) > target {
+			rec.Data = data
+			return rec
+		}
+		for n := (target-len(data))/48 + 1; n > 0; n-- {
+			out.fields = append(out.fields, field{Name: fmt.Sprintf("wide_col_%06d", len(out.fields)), Type: pick(g.r, columnTypes)})
+		}
+	}
 }

@@ -85,6 +85,10 @@ func TestReadyzFlipsWithState(t *testing.T) {
 		s.lastErr = &sink.Error{Code: sink.CodeConnection, Retriable: true, Err: errors.New("dial tcp 127.0.0.1:8182: connection refused")}
 	})
 	probe(503, "sink not connected: last write")
+	probe(503, "(Connection error")
+	if _, body := get(t, srv.URL+"/readyz"); strings.Contains(body, "127.0.0.1") || strings.Contains(body, "8182") {
+		t.Errorf("/readyz shows the sink's address: %q", body)
+	}
 	// A refused request (a bad traversal) is not a connection problem.
 	step(func() { s.lastErr = &sink.Error{Code: sink.CodeOther, Err: errors.New("E0502")} })
 	probe(200, "ready")

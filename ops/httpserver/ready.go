@@ -93,7 +93,10 @@ func (r *Readiness) Status() string {
 func (r *Readiness) sinkConnected() error {
 	if r.LastSinkError != nil {
 		if at, err := r.LastSinkError(); IsConnectionError(err) {
-			return fmt.Errorf("sink not connected: last write at %s failed: %w", at.UTC().Format(time.RFC3339), err)
+			// The class only: the error itself may name the graph's host,
+			// and /readyz answers anyone who can reach the port. The
+			// details are in the log.
+			return fmt.Errorf("sink not connected: last write at %s failed (%s error; details in the worker log)", at.UTC().Format(time.RFC3339), errorClass(err))
 		}
 	}
 	if r.SinkStats == nil {
@@ -123,6 +126,18 @@ func (r *Readiness) sinkConnected() error {
 			cur.retries-base.retries, cur.at.Sub(base.at).Round(time.Second))
 	}
 	return nil
+}
+
+// errorClass names the class of a sink error without its text.
+func errorClass(err error) string {
+	if errors.Is(err, sink.ErrClosed) {
+		return "closed"
+	}
+	var se *sink.Error
+	if errors.As(err, &se) {
+		return string(se.Code)
+	}
+	return "unknown"
 }
 
 // IsConnectionError reports whether err says the graph could not be

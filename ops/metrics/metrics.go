@@ -177,6 +177,7 @@ var (
 	descEdges      = desc("lineage_edges_emitted_total", "Collapsed edges written to outbox entries.")
 	descVertices   = desc("lineage_vertices_emitted_total", "Vertices written to outbox entries.")
 	descRunsExp    = desc("lineage_runs_expired_total", "Open runs dropped after the run timeout without a terminal event.")
+	descBudget     = desc("lineage_budget_total", "What the processor's budgets did, by budget (processor.BudgetStats): events refused, datasets and edges left out, spills and barriers forced, dead letters deleted, runs evicted.", "budget")
 	descCkpt       = desc("lineage_checkpoints_total", "KCL checkpoints written.")
 	descHandedOff  = desc("lineage_runs_handed_off_total", "Runs a parent shard handed to its children at shard end (split or merge).")
 	descHandedIn   = desc("lineage_runs_handed_in_total", "Runs a child shard loaded from its parents' handoffs.")
@@ -189,7 +190,8 @@ var (
 	descBarrier    = desc("lineage_barrier_duration_seconds", "Duration of barriers (one synced Pebble batch: window deltas, sealed windows, run and dedup state, position).")
 	descBarrierMax = desc("lineage_barrier_duration_max_seconds", "Longest barrier since start.")
 	descRunning    = desc("lineage_worker_running", "1 while the KCL worker is started and not shutting down (holding leases or waiting for some).")
-	descLeases     = desc("lineage_leases_held", "Shards this worker holds a lease on.")
+	descLeases     = desc("lineage_leases_held", "Shards this worker holds a lease on (a lease found taken by another worker is dropped from it at once).")
+	descLeasesLost = desc("lineage_leases_lost_total", "Leases found taken by another worker while this one still held the shard (frozen past the failover time, a partition, a steal).")
 	descOutbox     = desc("lineage_outbox_depth", "Sealed-window entries of a shard not yet acknowledged by the sink (the analogue of Neptune's request queue); sealing blocks at -outbox-cap.", "shard")
 	descShardBP    = desc("lineage_shard_backpressured", "1 while the shard's sealing waits for outbox room.", "shard")
 	descBehind     = desc("lineage_shard_millis_behind_latest", "MillisBehindLatest of the shard's last GetRecords: how far reading is behind the tip of the stream.", "shard")
@@ -219,7 +221,7 @@ type collector struct{ e *Exporter }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecords, descSkipped, descEvents, descDuplicates, descInvalid, descLenient,
-		descLate, descSealed, descEdges, descVertices, descRunsExp, descCkpt, descSinkErrs, descOutboxAck,
+		descLate, descSealed, descEdges, descVertices, descRunsExp, descBudget, descLeasesLost, descCkpt, descSinkErrs, descOutboxAck,
 		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
 		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache, descSinkMerged,
@@ -297,7 +299,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descEdges, float64(st.EdgesEmitted.Load()))
 	counter(descVertices, float64(st.VerticesEmitted.Load()))
 	counter(descRunsExp, float64(st.RunsExpired.Load()))
+	for name, n := range st.Budget.Map() {
+		counter(descBudget, float64(n), name)
+	}
 	counter(descCkpt, float64(st.Checkpoints.Load()))
+	counter(descLeasesLost, float64(st.LeasesLost.Load()))
 	counter(descHandedOff, float64(st.RunsHandedOff.Load()))
 	counter(descHandedIn, float64(st.RunsHandedIn.Load()))
 	counter(descHandoffExp, float64(st.HandoffRunsExpired.Load()))

@@ -170,7 +170,7 @@ func (h *Harness) StartWorker(ctx context.Context, spec WorkerSpec) (*Proc, erro
 	args := []string{"run",
 		"-stream", h.Stream, "-app", h.App, "-worker-id", spec.ID,
 		"-region", h.Env.Region, "-kinesis-endpoint", h.Env.KinesisEndpoint, "-dynamodb-endpoint", h.Env.DynamoDBEndpoint,
-		"-access-key-id", h.Env.AccessKeyID, "-secret-access-key", h.Env.SecretAccessKey,
+		"-access-key-id", h.Env.AccessKeyID,
 		"-data-dir", p.DataDir, "-sink", sink,
 		"-failover-time", spec.FailoverTime.String(), "-shard-sync", spec.ShardSync.String(),
 		"-stats-every", spec.StatsEvery.String(), "-http-addr", spec.HTTPAddr,
@@ -193,7 +193,9 @@ func (h *Harness) StartWorker(ctx context.Context, spec WorkerSpec) (*Proc, erro
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	// A clean environment: only what the process needs, no AWS_* from the
 	// caller that could redirect it.
-	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, spec.Env...)
+	// The secret through the environment, never the command line.
+	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
+		"LINEAGEFLOW_SECRET_ACCESS_KEY=" + h.Env.SecretAccessKey}, spec.Env...)
 	if err := p.cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("harness: start worker %s: %w", spec.ID, err)

@@ -159,6 +159,10 @@ var scenarios = []scenario{
 			}
 			return nil
 		}},
+	{name: "poison", what: "a bad-index aggregate, a bad-protobuf aggregate and an aggregate of 100k empty records mid-stream: no crash, exact graph, each refused record one dead letter",
+		workers: 2, fault: poisonFault, check: poisonCheck},
+	{name: "freeze", what: "SIGSTOP a worker past its failover time, then SIGCONT: exact graph, its lease gauge and /readyz follow the leases it really holds",
+		workers: 2, fault: freezeFault, live: freezeLive},
 }
 
 // standins runs scripts/standins-<verb>.sh for the named stand-ins, with

@@ -20,6 +20,8 @@ type state struct {
 	want      *refmodel.Graph
 	records   int // user records put on the stream
 	dlq       int
+	extraDLQ  int           // dead letters the fault added beyond the generated stream's (poison)
+	frozen    *harness.Proc // the worker the freeze scenario froze
 }
 
 type replayJob struct{ j *harness.ReplayJob }

@@ -10,7 +10,7 @@
 //
 // # Validity
 //
-// A record is valid iff it is at most 256 KiB (lineage.DefaultMaxBytes),
+// A record is valid iff it is at most 1 MiB (lineage.DefaultMaxBytes),
 // is a JSON object, and is one of:
 //
 //   - a RunEvent (has "run" or "eventType"): eventTime an RFC 3339 string;

@@ -11,8 +11,8 @@ import (
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
-// MaxBytes is the largest valid record (lineage.DefaultMaxBytes).
-const MaxBytes = 256 << 10
+// MaxBytes is the largest valid record (lineage.DefaultMaxBytes, 1 MiB).
+const MaxBytes = 1 << 20
 
 // Options configure the model.
 type Options struct {
