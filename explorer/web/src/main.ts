@@ -25,6 +25,7 @@ interface ViewState {
   sel: string | null;
   x: string[]; // expanded nodes
   ds: boolean; // dataset-only (DERIVES) view
+  max: number; // maxNodes per query, 0: the server's default
 }
 
 // ---------------------------------------------------------------- helpers
@@ -84,6 +85,7 @@ function readURL(): ViewState {
     sel: q.get('sel'),
     x: q.getAll('x'),
     ds: q.get('view') === 'datasets',
+    max: Math.max(0, Math.min(5000, Number(q.get('max')) || 0)),
   };
 }
 
@@ -97,6 +99,7 @@ function urlOf(s: ViewState): string {
   if (s.sel) q.set('sel', s.sel);
   for (const x of s.x) q.append('x', x);
   if (s.ds) q.set('view', 'datasets');
+  if (s.max) q.set('max', String(s.max));
   const qs = q.toString();
   return location.pathname + (qs ? '?' + qs : '');
 }
@@ -118,6 +121,7 @@ class Source {
     readonly nodeId: string,
     readonly up: number,
     readonly down: number,
+    readonly max: number,
     private readonly useSSE: boolean,
     private readonly changed: SourceListener,
     private readonly failed: (e: ApiError) => void,
@@ -147,7 +151,7 @@ class Source {
   }
 
   private openSSE(): void {
-    const es = new EventSource('/api/lf/v1/watch?' + lineageQuery(this.nodeId, this.up, this.down));
+    const es = new EventSource('/api/lf/v1/watch?' + lineageQuery(this.nodeId, this.up, this.down, this.max));
     this.es = es;
     es.addEventListener('lineage', (ev) => {
       this.accept(JSON.parse((ev as MessageEvent).data) as Lineage);
@@ -182,7 +186,7 @@ class Source {
 
   private async fetchOnce(retrySSE: boolean): Promise<void> {
     try {
-      this.accept(await fetchLineage(this.nodeId, this.up, this.down, undefined, this.abort.signal));
+      this.accept(await fetchLineage(this.nodeId, this.up, this.down, this.max, this.abort.signal));
     } catch (e) {
       if (this.closed || (e as Error).name === 'AbortError') return;
       this.fail(e instanceof ApiError ? e : new ApiError(0, String(e)));
@@ -218,6 +222,8 @@ interface TestHooks {
   renders: number;
   lastRenderMs: number;
   ready: boolean;
+  interactiveAt: number; // performance.now() of the first frame after the first complete render
+  errors: string[];
   state: () => ViewState;
 }
 
@@ -243,8 +249,10 @@ class App {
       autoungrabify: false,
       style: STYLE,
     });
-    this.hooks = { cy: this.cy, renders: 0, lastRenderMs: 0, ready: false, state: () => ({ ...this.state }) };
+    this.hooks = { cy: this.cy, renders: 0, lastRenderMs: 0, ready: false, interactiveAt: 0, errors: [], state: () => ({ ...this.state }) };
     (window as unknown as { __lf: TestHooks }).__lf = this.hooks;
+    window.addEventListener('error', (e) => this.hooks.errors.push(String(e.message)));
+    window.addEventListener('unhandledrejection', (e) => this.hooks.errors.push(String(e.reason)));
 
     this.cy.on('tap', 'node', (ev) => {
       const id = ev.target.id() as string;
@@ -270,7 +278,7 @@ class App {
       this.state.ds = ds.checked;
       this.relayout = true;
       this.push(false);
-      this.render();
+      this.sync();
     });
     this.sync();
   }
@@ -286,7 +294,7 @@ class App {
 
   /** Open the lineage of a node (search result, "focus" button). */
   focus(id: string): void {
-    this.state = { node: id, up: 1, down: 1, sel: id, x: [], ds: this.state.ds };
+    this.state = { node: id, up: 1, down: 1, sel: id, x: [], ds: this.state.ds, max: this.state.max };
     this.relayout = true;
     this.push(true);
     this.sync();
@@ -317,8 +325,11 @@ class App {
 
     const want = new Map<string, [string, number, number]>();
     if (s.node) {
-      want.set(Source.keyOf(s.node, s.up, s.down), [s.node, s.up, s.down]);
-      for (const x of s.x) want.set(Source.keyOf(x, 1, 1), [x, 1, 1]);
+      // In the dataset-only view a depth step is dataset -> job -> dataset:
+      // two hops of the graph.
+      const k = s.ds ? 2 : 1;
+      want.set(Source.keyOf(s.node, s.up * k, s.down * k), [s.node, s.up * k, s.down * k]);
+      for (const x of s.x) want.set(Source.keyOf(x, k, k), [x, k, k]);
     }
     for (const [k, src] of this.sources) {
       if (!want.has(k)) {
@@ -330,7 +341,7 @@ class App {
     for (const src of this.sources.values()) if (src.live) sse++;
     for (const [k, [n, up, down]] of want) {
       if (this.sources.has(k)) continue;
-      const src = new Source(n, up, down, sse < MAX_SSE, () => this.queueRender(), (e) => this.showError(e));
+      const src = new Source(n, up, down, s.max, sse < MAX_SSE, () => this.queueRender(), (e) => this.showError(e));
       sse++;
       this.sources.set(k, src);
       src.start();
@@ -480,6 +491,9 @@ class App {
     this.hooks.renders++;
     this.hooks.lastRenderMs = performance.now() - t0;
     this.hooks.ready = this.allLoaded() && cy.nodes().length > 0;
+    if (this.hooks.ready && !this.hooks.interactiveAt) {
+      requestAnimationFrame(() => window.setTimeout(() => (this.hooks.interactiveAt = performance.now()), 0));
+    }
     // A new version of the centre may change the selected node's details.
     if (this.state.sel && this.state.sel === this.detailsFor && !added.length) return;
     if (this.state.sel && visN.has(this.state.sel)) this.showDetails(this.state.sel, true);
