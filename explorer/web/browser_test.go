@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -42,18 +43,25 @@ func chromiumPath(tb testing.TB) string {
 // the test) and returns a context for one tab.
 func newBrowser(tb testing.TB) context.Context {
 	tb.Helper()
+	// Not tb.TempDir: Chromium's helpers may still write to the profile as
+	// the browser exits, which makes TempDir's own cleanup fail.
+	profile, err := os.MkdirTemp("", "lineageflow-chromium-")
+	if err != nil {
+		tb.Fatal(err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(tb)),
 		chromedp.NoSandbox,
 		chromedp.WindowSize(1400, 900),
 		chromedp.Flag("disable-gpu", true),
-		chromedp.UserDataDir(tb.TempDir()),
+		chromedp.UserDataDir(profile),
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
 	tb.Cleanup(func() {
 		cancelB()
 		cancelA()
+		_ = os.RemoveAll(profile)
 	})
 	if err := chromedp.Run(ctx); err != nil { // starts the browser
 		tb.Fatalf("start chromium: %v", err)
@@ -92,6 +100,21 @@ func waitJS(tb testing.TB, ctx context.Context, d time.Duration, what, expr stri
 		var dump string
 		_ = chromedp.Run(ctx, chromedp.Evaluate(`JSON.stringify({url: location.href, list: [...document.querySelectorAll('#nodelist li')].map(l => l.dataset.nodeId), banner: document.getElementById('banner').textContent, errors: (window.__lf||{}).errors})`, &dump))
 		tb.Fatalf("%s: %v (page: %s)", what, err, dump)
+	}
+}
+
+// shot writes a PNG of the page to $LINEAGEFLOW_WEB_SHOTS/<name>.png when
+// that variable is set (to look at what a test saw).
+func shot(tb testing.TB, ctx context.Context, name string) {
+	tb.Helper()
+	dir := os.Getenv("LINEAGEFLOW_WEB_SHOTS")
+	if dir == "" {
+		return
+	}
+	var png []byte
+	run(tb, ctx, 10*time.Second, "screenshot", chromedp.CaptureScreenshot(&png))
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tb.Fatal(err)
 	}
 }
 
@@ -223,6 +246,7 @@ func TestUIAgainstFakeAPI(t *testing.T) {
 	agg := jobID("etl", "agg")
 	run(t, ctx, d, "select agg", chromedp.Click(`#nodelist li[data-node-id=`+cssStr(agg)+`] button.nb`, chromedp.ByQuery))
 	waitJS(t, ctx, d, "details of agg", `document.querySelector('#details-title')?.textContent === 'agg' && document.querySelectorAll('#runs tbody tr').length === 2`)
+	shot(t, ctx, "fake-job")
 	var failedBadge, owner string
 	run(t, ctx, d, "read details",
 		chromedp.Evaluate(`document.querySelector('#details [data-failed-runs]')?.dataset.failedRuns || ''`, &failedBadge),
@@ -237,6 +261,7 @@ func TestUIAgainstFakeAPI(t *testing.T) {
 	}
 	run(t, ctx, d, "select clean.orders", chromedp.Click(`#nodelist li[data-node-id=`+cssStr(co)+`] button.nb`, chromedp.ByQuery))
 	waitJS(t, ctx, d, "schema table", `[...document.querySelectorAll('#details table[aria-label=Schema] td')].some(td => td.textContent === 'order_id')`)
+	shot(t, ctx, "fake-selected")
 
 	// Live: a new job reading clean.orders appears without reload; old nodes
 	// keep their place and the viewport is kept.
@@ -285,6 +310,7 @@ func TestUIAgainstFakeAPI(t *testing.T) {
 	// The graph goes down: a clear banner; back up: the banner goes.
 	g.setDown(true)
 	waitJS(t, ctx, d, "error banner", `!document.getElementById('banner').hidden && /unreachable/i.test(document.getElementById('banner').textContent)`)
+	shot(t, ctx, "fake-down")
 	g.setDown(false)
 	g.addNode("JOB", "etl", "after-outage")
 	g.addEdge("INPUT_TO", co, jobID("etl", "after-outage"))

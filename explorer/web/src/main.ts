@@ -17,6 +17,8 @@ cytoscape.use(dagre);
 const MAX_DEPTH = 20;
 const MAX_SSE = 4; // browsers allow 6 HTTP/1.1 connections per host
 const RETRY_MS = 2000;
+// Above this many nodes the layered (dagre) layout takes seconds: the rank layout is used.
+const DAGRE_MAX_NODES = 250;
 
 interface ViewState {
   node: string | null;
@@ -223,6 +225,7 @@ interface TestHooks {
   lastRenderMs: number;
   ready: boolean;
   interactiveAt: number; // performance.now() of the first frame after the first complete render
+  timings: Record<string, number>; // ms of the parts of the last render
   errors: string[];
   state: () => ViewState;
 }
@@ -237,6 +240,7 @@ class App {
   private detailsAbort: AbortController | null = null;
   private detailsFor: string | null = null;
   private renderQueued = false;
+  private revealNew = false; // the user expanded a node: pan to show what it adds
   readonly hooks: TestHooks;
 
   constructor() {
@@ -246,10 +250,12 @@ class App {
       minZoom: 0.05,
       maxZoom: 3,
       boxSelectionEnabled: false,
+      hideEdgesOnViewport: false,
+      textureOnViewport: false,
       autoungrabify: false,
       style: STYLE,
     });
-    this.hooks = { cy: this.cy, renders: 0, lastRenderMs: 0, ready: false, interactiveAt: 0, errors: [], state: () => ({ ...this.state }) };
+    this.hooks = { cy: this.cy, renders: 0, lastRenderMs: 0, ready: false, interactiveAt: 0, timings: {}, errors: [], state: () => ({ ...this.state }) };
     (window as unknown as { __lf: TestHooks }).__lf = this.hooks;
     window.addEventListener('error', (e) => this.hooks.errors.push(String(e.message)));
     window.addEventListener('unhandledrejection', (e) => this.hooks.errors.push(String(e.reason)));
@@ -307,6 +313,7 @@ class App {
     if (m.up + m.down === 0) return;
     if (id === this.state.node || this.state.x.includes(id)) return;
     this.state.x = [...this.state.x, id];
+    this.revealNew = true;
     this.push(false);
     this.sync();
   }
@@ -360,10 +367,10 @@ class App {
       if (!s.snapshot && !s.error) loading = true;
       if (!s.live) live = false;
     }
-    st.className = 'status' + (loading ? ' loading' : live ? ' live' : '');
-    st.textContent = loading ? 'Loading…' : live ? 'Live' : this.sources.size ? 'Not live' : '';
     let err: ApiError | null = null;
     for (const s of this.sources.values()) if (s.error) err = err && err.graphDown ? err : s.error;
+    st.className = 'status' + (err ? ' down' : loading ? ' loading' : live ? ' live' : '');
+    st.textContent = err ? (err.graphDown ? 'Graph unreachable' : 'Error') : loading ? 'Loading…' : live ? 'Live' : this.sources.size ? 'Not live' : '';
     this.banner(err);
     st.setAttribute('aria-busy', String(loading));
   }
@@ -425,6 +432,7 @@ class App {
   /** Rebuilds the drawn graph from the sources' latest snapshots. */
   render(): void {
     const t0 = performance.now();
+    if (!this.hooks.ready) this.hooks.timings.renderStart = t0;
     this.nodes.clear();
     this.edges.clear();
     const more = new Map<string, { up: number; down: number }>();
@@ -460,32 +468,44 @@ class App {
       cy.nodes().forEach((n) => {
         if (!visN.has(n.id())) n.remove();
       });
+      const adds: cytoscape.ElementDefinition[] = [];
       for (const n of visN.values()) {
         const m = more.get(n.id) || { up: 0, down: 0 };
         const data = nodeData(n, m, n.id === this.state.node);
         const cur = cy.getElementById(n.id);
         if (cur.nonempty()) {
-          cur.data(data);
+          const old = cur.data();
+          if (old.label !== data.label || old.more !== data.more || old.failed !== data.failed || old.center !== data.center) cur.data(data);
         } else {
-          cy.add({ group: 'nodes', data });
+          adds.push({ group: 'nodes', data });
           added.push(n.id);
         }
       }
       for (const e of visE.values()) {
         if (cy.getElementById(e.id).nonempty()) continue;
-        cy.add({ group: 'edges', data: { id: e.id, source: e.origin, target: e.destination, type: e.type } });
+        adds.push({ group: 'edges', data: { id: e.id, source: e.origin, target: e.destination, type: e.type } });
       }
+      if (adds.length) cy.add(adds);
     });
 
+    const t1 = performance.now();
     if (added.length) {
       if (this.relayout || !hadNodes) this.layoutAll();
-      else this.placeNew(added);
+      else {
+        this.placeNew(added);
+        if (this.revealNew) this.reveal(added);
+      }
+      this.revealNew = false;
     }
     if (this.relayout && cy.nodes().length && this.allLoaded()) {
       this.relayout = false;
     }
+    const t2 = performance.now();
     this.highlight();
+    const t3 = performance.now();
     this.renderList(visN, visE, more);
+    const t4 = performance.now();
+    this.hooks.timings = { ...this.hooks.timings, diff: t1 - t0, layout: t2 - t1, highlight: t3 - t2, list: t4 - t3 };
     this.updateStatus();
     $('nodecount').textContent = '(' + visN.size + (truncated ? ', truncated' : '') + ')';
     this.hooks.renders++;
@@ -506,6 +526,10 @@ class App {
 
   private layoutAll(): void {
     const cy = this.cy;
+    if (cy.nodes().length > DAGRE_MAX_NODES) {
+      this.layoutRanks();
+      return;
+    }
     cy.layout({
       name: 'dagre',
       rankDir: 'LR',
@@ -520,6 +544,97 @@ class App {
       cy.zoom(1.4);
       cy.center();
     }
+  }
+
+  /**
+   * The layout of big neighbourhoods, where dagre's crossing minimisation
+   * takes seconds: rank = signed hops from the centre (left upstream, right
+   * downstream), order in a rank by the order of the neighbours one rank
+   * nearer the centre (a breadth-first tree from the centre has no crossing
+   * then), one preset layout run. O(n log n).
+   */
+  private layoutRanks(): void {
+    const tl0 = performance.now();
+    const cy = this.cy;
+    const center = this.state.node && cy.getElementById(this.state.node).nonempty() ? this.state.node : cy.nodes()[0].id();
+    const rank = new Map<string, number>([[center, 0]]);
+    const parent = new Map<string, string>();
+    const queue = [center];
+    for (let i = 0; i < queue.length; i++) {
+      const id = queue[i];
+      const n = cy.getElementById(id);
+      const r = rank.get(id) as number;
+      const visit = (m: cytoscape.NodeSingular, d: number): void => {
+        if (rank.has(m.id())) return;
+        rank.set(m.id(), r + d);
+        parent.set(m.id(), id);
+        queue.push(m.id());
+      };
+      // Away from the centre first, so that a node keeps its side.
+      if (r >= 0) n.outgoers('node').forEach((m) => visit(m, 1));
+      if (r <= 0) n.incomers('node').forEach((m) => visit(m, -1));
+      n.outgoers('node').forEach((m) => visit(m, 1));
+      n.incomers('node').forEach((m) => visit(m, -1));
+    }
+    let minR = 0;
+    cy.nodes().forEach((n) => {
+      if (!rank.has(n.id())) rank.set(n.id(), --minR - 1000); // unconnected: own columns, placed left below
+    });
+    const byRank = new Map<number, string[]>();
+    for (const [id, r] of rank) {
+      if (!byRank.has(r)) byRank.set(r, []);
+      (byRank.get(r) as string[]).push(id);
+    }
+    const ranks = [...byRank.keys()].filter((r) => r > -1000).sort((a, b) => Math.abs(a) - Math.abs(b) || a - b);
+    const index = new Map<string, number>();
+    const ROW = 50;
+    const RANK = 230;
+    const COL = 40; // a wider rank is wrapped into sub-columns of this many nodes
+    const pos = new Map<string, { x: number; y: number }>();
+    const cols = (r: number): number => Math.ceil((byRank.get(r) as string[]).length / COL);
+    // x of each rank: ranks further from the centre start after the sub-columns of the nearer ones.
+    const xOf = new Map<number, number>([[0, 0]]);
+    for (let r = 1; byRank.has(r); r++) xOf.set(r, (xOf.get(r - 1) as number) + (cols(r - 1) - 1) * (RANK * 0.8) + RANK);
+    for (let r = -1; byRank.has(r); r--) xOf.set(r, (xOf.get(r + 1) as number) - (cols(r) - 1) * (RANK * 0.8) - RANK);
+    for (const r of ranks) {
+      const ids = byRank.get(r) as string[];
+      ids.sort((a, b) => (index.get(parent.get(a) || '') ?? 0) - (index.get(parent.get(b) || '') ?? 0) || a.localeCompare(b));
+      const rows = Math.min(COL, ids.length);
+      const x0 = xOf.get(r) ?? r * RANK;
+      ids.forEach((id, i) => {
+        index.set(id, i);
+        const c = Math.floor(i / COL);
+        pos.set(id, { x: x0 + c * RANK * 0.8, y: ((i % COL) - (rows - 1) / 2) * ROW });
+      });
+    }
+    let x = 0;
+    for (const [r, ids] of byRank) {
+      if (r > -1000) continue;
+      ids.forEach((id, i) => pos.set(id, { x, y: (i + 1) * ROW + 2000 }));
+      x += RANK;
+    }
+    this.hooks.timings.rankBFS = performance.now() - tl0;
+    // Positions and the fitting viewport straight from the known node sizes:
+    // a preset layout with fit would measure every label first.
+    let x1 = Infinity;
+    let y1 = Infinity;
+    let x2 = -Infinity;
+    let y2 = -Infinity;
+    cy.batch(() => {
+      cy.nodes().forEach((n) => {
+        const p = pos.get(n.id()) || { x: 0, y: 0 };
+        n.position(p);
+        const w = (n.data('w') as number) / 2;
+        const h = (n.data('h') as number) / 2;
+        x1 = Math.min(x1, p.x - w);
+        x2 = Math.max(x2, p.x + w);
+        y1 = Math.min(y1, p.y - h);
+        y2 = Math.max(y2, p.y + h);
+      });
+    });
+    const pad = 30;
+    const zoom = Math.max(cy.minZoom(), Math.min(1.4, (cy.width() - 2 * pad) / (x2 - x1), (cy.height() - 2 * pad) / (y2 - y1)));
+    cy.viewport({ zoom, pan: { x: (cy.width() - zoom * (x1 + x2)) / 2, y: (cy.height() - zoom * (y1 + y2)) / 2 } });
   }
 
   /**
@@ -569,6 +684,21 @@ class App {
       put(id, x, y);
       x += RANK;
     }
+  }
+
+  /** Pans (and zooms out if needed) so that the given nodes are in view. */
+  private reveal(ids: string[]): void {
+    const cy = this.cy;
+    const ext = cy.extent();
+    const out = ids.some((id) => {
+      const p = cy.getElementById(id).position();
+      return p.x < ext.x1 || p.x > ext.x2 || p.y < ext.y1 || p.y > ext.y2;
+    });
+    if (!out) return;
+    const zoom = Math.min(cy.zoom(), 1.4);
+    cy.animate({ fit: { eles: cy.elements(), padding: 30 } }, { duration: 200, complete: () => {
+      if (cy.zoom() > zoom) cy.zoom(zoom);
+    } });
   }
 
   private highlight(): void {
@@ -998,6 +1128,7 @@ const STYLE: cytoscape.StylesheetJson = [
       'text-halign': 'center',
       'font-size': 11,
       'font-family': 'system-ui, sans-serif',
+      'min-zoomed-font-size': 5,
       color: '#1d2330',
       'background-color': '#e8f0fd',
       'border-width': 1.5,
@@ -1014,7 +1145,7 @@ const STYLE: cytoscape.StylesheetJson = [
       'line-color': '#9aa3b5',
       'target-arrow-color': '#9aa3b5',
       'target-arrow-shape': 'triangle',
-      'curve-style': 'bezier',
+      'curve-style': 'straight',
       'arrow-scale': 0.9,
     },
   },
