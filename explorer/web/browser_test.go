@@ -266,7 +266,7 @@ func TestUIAgainstFakeAPI(t *testing.T) {
 	// Live: a new job reading clean.orders appears without reload; old nodes
 	// keep their place and the viewport is kept.
 	waitJS(t, ctx, d, "animation done", `!__lf.cy.animated()`)
-	run(t, ctx, d, "zoom", chromedp.Evaluate(`__lf.cy.zoom(0.8); __lf.cy.pan({x: 37, y: 21}); true`, nil))
+	run(t, ctx, d, "zoom", chromedp.Evaluate(`__lf.cy.stop(true, true); __lf.cy.zoom(0.8); __lf.cy.pan({x: 37, y: 21}); true`, nil))
 	before := positions(t, ctx)
 	z0, px0, py0 := viewport(t, ctx)
 	var marker bool

@@ -696,6 +696,7 @@ class App {
     });
     if (!out) return;
     const zoom = Math.min(cy.zoom(), 1.4);
+    cy.stop(true, false);
     cy.animate({ fit: { eles: cy.elements(), padding: 30 } }, { duration: 200, complete: () => {
       if (cy.zoom() > zoom) cy.zoom(zoom);
     } });
@@ -755,7 +756,7 @@ class App {
     }
     if (next && next.nonempty()) {
       this.select(next[0].id(), true);
-      this.cy.animate({ center: { eles: next[0] } }, { duration: 150 });
+      this.cy.stop(true, false).animate({ center: { eles: next[0] } }, { duration: 150 });
       ev.preventDefault();
     }
   }
@@ -803,7 +804,7 @@ class App {
         else {
           this.select(id, true);
           const node = this.cy.getElementById(id);
-          if (node.nonempty()) this.cy.animate({ center: { eles: node } }, { duration: 150 });
+          if (node.nonempty()) this.cy.stop(true, false).animate({ center: { eles: node } }, { duration: 150 });
         }
       });
     }
