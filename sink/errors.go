@@ -119,3 +119,12 @@ func isMissingVertex(s string) bool {
 	return strings.Contains(l, "vertex") && (strings.Contains(l, "does not exist") || strings.Contains(l, "not found") || strings.Contains(l, "could not be found") ||
 		strings.Contains(l, "could not be resolved"))
 }
+
+// Classify returns the class of an error of a graph request, as the
+// writers see it (a server answer by its Neptune exception name, anything
+// else a connection error). Readers of the graph (the explorer) use it to
+// report why the graph did not answer.
+func Classify(err error) Code {
+	c, _ := classify(err)
+	return c
+}

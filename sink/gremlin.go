@@ -2,10 +2,8 @@ package sink
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"sync"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
@@ -14,66 +12,19 @@ import (
 )
 
 // newGremlinDialer returns the dialFunc of real Gremlin connections: one
-// gremlin-go DriverRemoteConnection (one websocket) per writer.
+// gremlin-go DriverRemoteConnection (one websocket) per writer, opened by
+// the shared [Dialer].
 func newGremlinDialer(cfg Config) (dialFunc, error) {
-	u, err := url.Parse(cfg.Endpoint)
+	d, err := NewDialer(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("sink: endpoint: %w", err)
+		return nil, err
 	}
-	var signer *sigV4Auth
-	if cfg.IAMAuth {
-		signer, err = newSigV4Auth(context.Background(), u, cfg.Region)
+	return func(ctx context.Context, w int) (conn, error) {
+		drc, err := d.Dial(ctx, DialOptions{Connections: 1, Logger: cfg.Logger.With("writer", w)})
 		if err != nil {
 			return nil, err
 		}
-	}
-	tlsCfg := cfg.TLS
-	if tlsCfg == nil {
-		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
-	}
-	return func(ctx context.Context, w int) (conn, error) {
-		var auth gremlingo.AuthInfoProvider = &gremlingo.AuthInfo{}
-		if signer != nil {
-			// Sign now, so a credential problem surfaces as a dial error,
-			// and again on any reconnect gremlin-go makes by itself.
-			if _, err := signer.header(ctx); err != nil {
-				return nil, err
-			}
-			auth = gremlingo.NewDynamicAuth(signer.provider)
-		}
-		type res struct {
-			drc *gremlingo.DriverRemoteConnection
-			err error
-		}
-		ch := make(chan res, 1)
-		go func() {
-			drc, err := gremlingo.NewDriverRemoteConnection(cfg.Endpoint, func(s *gremlingo.DriverRemoteConnectionSettings) {
-				s.TraversalSource = "g"
-				s.AuthInfo = auth
-				s.TlsConfig = tlsCfg.Clone()
-				s.ConnectionTimeout = cfg.DialTimeout
-				s.WriteBufferSize = cfg.WriteBufferSize
-				s.MaximumConcurrentConnections = 1
-				s.InitialConcurrentConnections = 1
-				s.Logger = slogAdapter{cfg.Logger.With("writer", w)}
-				s.LogVerbosity = gremlingo.Warning
-			})
-			ch <- res{drc, err}
-		}()
-		select {
-		case r := <-ch:
-			if r.err != nil {
-				return nil, r.err
-			}
-			return &gremlinConn{drc: r.drc, g: gremlingo.Traversal_().WithRemote(r.drc), flat: cfg.TraversalShape == ShapeFlat}, nil
-		case <-ctx.Done():
-			go func() {
-				if r := <-ch; r.drc != nil {
-					r.drc.Close()
-				}
-			}()
-			return nil, ctx.Err()
-		}
+		return &gremlinConn{drc: drc, g: gremlingo.Traversal_().WithRemote(drc), flat: cfg.TraversalShape == ShapeFlat}, nil
 	}, nil
 }
 

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/lineageflow/lineageflow/explorer"
+	"github.com/lineageflow/lineageflow/explorer/web"
+	"github.com/lineageflow/lineageflow/internal/cli"
+	"github.com/lineageflow/lineageflow/sink"
+)
+
+func init() {
+	register(command{name: "serve", summary: "serve the lineage explorer (web UI, Marquez-compatible API) over the graph", run: runServe})
+}
+
+func runServe(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var (
+		endpoint  = fs.String("gremlin-endpoint", "ws://127.0.0.1:8182/gremlin", "Gremlin endpoint to read (ws:// or wss://; in production a Neptune reader endpoint)")
+		region    = fs.String("region", "", "AWS region of the Neptune cluster (required with -neptune-iam)")
+		httpAddr  = fs.String("http-addr", "127.0.0.1:8080", "listen address of the explorer (web UI at /, API under /api/)")
+		conns     = fs.Int("explorer-connections", 4, "Gremlin websockets the explorer reads over")
+		reqTO     = fs.Duration("explorer-request-timeout", 10*time.Second, "abandon one Gremlin read after this long (the API answers 503 graph_timeout)")
+		fanOut    = fs.Int("explorer-max-fanout", 100, "most neighbours of one node followed per direction and level; the rest are reported as \"more\"")
+		maxNodes  = fs.Int("explorer-max-nodes", 2000, "largest maxNodes a lineage request may ask (and the node cap of /api/v1/lineage)")
+		refresh   = fs.Duration("explorer-index-refresh", 30*time.Second, "reload the search index (every Dataset, Job and DatasetAlias id) this often")
+		poll      = fs.Duration("explorer-poll-interval", 500*time.Millisecond, "how often a watched view is read again (one shared poller per distinct view)")
+		logFormat = fs.String("log-format", "text", "log format: json or text")
+		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn, error")
+		conn      = gremlinConnFlags(fs)
+	)
+	fs.Usage = cli.Usage(fs, "lineageflow serve [flags]",
+		"Serve the lineage explorer: a read-only HTTP server over the Gremlin/Neptune graph the\n"+
+			"workers write, with the web UI at /, a Marquez-compatible API under /api/v1 and the\n"+
+			"explorer's own API (lineage, node, search, live watch over SSE) under /api/lf/v1.")
+	if err := cli.Parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &exitError{2, err}
+	}
+	logger, err := newLogger(*logFormat, *logLevel)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	var scfg sink.Config
+	if err := conn.apply(&scfg, *endpoint, *region); err != nil {
+		return &exitError{2, err}
+	}
+	scfg.Logger = logger
+	if err := scfg.WithDefaults().Validate(); err != nil {
+		return &exitError{2, fmt.Errorf("-gremlin-endpoint: %w", err)}
+	}
+	dialer, err := sink.NewDialer(scfg)
+	if err != nil {
+		return err
+	}
+	srv, err := explorer.New(explorer.Config{
+		Dialer: dialer, Connections: *conns, RequestTimeout: *reqTO, MaxFanOut: *fanOut,
+		MaxNodes: *maxNodes, IndexRefresh: *refresh, PollInterval: *poll, UI: web.Handler(), Logger: logger,
+	})
+	if err != nil {
+		return &exitError{2, err}
+	}
+	ln, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		return fmt.Errorf("-http-addr: %w", err)
+	}
+	srv.Start()
+	defer srv.Close()
+	// No write timeout: /api/lf/v1/watch streams for as long as the viewer stays.
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	logger.Info("explorer listening", "url", "http://"+ln.Addr().String()+"/")
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Close() // ends the watch streams, so Shutdown does not wait on them
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

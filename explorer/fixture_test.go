@@ -1,0 +1,186 @@
+package explorer
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
+
+	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
+)
+
+// The fixture graph, written with the project's own sink (mergeV/mergeE):
+//
+//	raw -INPUT_TO-> etl -OUTPUTS-> clean -INPUT_TO-> agg -OUTPUTS-> report
+//	raw -DERIVES-> clean -DERIVES-> report
+//	odd(weird names) -INPUT_TO-> etl ; etl -OUTPUTS-> long (100 KB name)
+//
+// plus, written directly (the model's labels, not yet written by the
+// sink): Run vertices of etl (one COMPLETE, one FAIL that WROTE ghost) and
+// agg, and a DatasetAlias "clean_v" -ALIAS_OF-> clean.
+var (
+	fxNS     = "ns1"
+	fxRaw    = lineage.Dataset{Namespace: fxNS, Name: "raw"}
+	fxClean  = lineage.Dataset{Namespace: fxNS, Name: "clean"}
+	fxReport = lineage.Dataset{Namespace: fxNS, Name: "report"}
+	fxGhost  = lineage.Dataset{Namespace: fxNS, Name: "ghost"}
+	fxOdd    = lineage.Dataset{Namespace: "s3://bucket:x", Name: `a/b:c "q" 'p' é 😀 %2F`}
+	fxLong   = lineage.Dataset{Namespace: fxNS, Name: "long-" + strings.Repeat("x", 100<<10)}
+	fxETL    = lineage.Job{Namespace: fxNS, Name: "etl"}
+	fxAgg    = lineage.Job{Namespace: fxNS, Name: "agg"}
+)
+
+func dsNode(d lineage.Dataset) string { return "dataset:" + d.Namespace + ":" + d.Name }
+func jobNode(j lineage.Job) string    { return "job:" + j.Namespace + ":" + j.Name }
+
+// loadFixture drops the graph at endpoint and writes the fixture.
+func loadFixture(t testing.TB, endpoint string) {
+	t.Helper()
+	if err := graphread.Drop(endpoint); err != nil {
+		t.Fatal(err)
+	}
+	n, err := sink.New(sink.Config{Endpoint: endpoint, Writers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(context.Background())
+	var b lineage.Batch
+	b.Key = "fixture"
+	for _, d := range []lineage.Dataset{fxRaw, fxClean, fxReport, fxOdd, fxLong} {
+		b.Vertices = append(b.Vertices, lineage.DatasetVertex(d))
+	}
+	for _, j := range []lineage.Job{fxETL, fxAgg} {
+		b.Vertices = append(b.Vertices, lineage.JobVertex(j))
+	}
+	e := func(label, o, i string, ts int64) {
+		b.Edges = append(b.Edges, lineage.NewEdge(label, o, i, ts, ts+1000, "run-"+label))
+	}
+	D, J := lineage.DatasetID, lineage.JobID
+	e(lineage.EdgeInputTo, D(fxRaw), J(fxETL), 1000)
+	e(lineage.EdgeOutputs, J(fxETL), D(fxClean), 1000)
+	e(lineage.EdgeInputTo, D(fxClean), J(fxAgg), 2000)
+	e(lineage.EdgeOutputs, J(fxAgg), D(fxReport), 2000)
+	e(lineage.EdgeDerives, D(fxRaw), D(fxClean), 1000)
+	e(lineage.EdgeDerives, D(fxClean), D(fxReport), 2000)
+	e(lineage.EdgeInputTo, D(fxOdd), J(fxETL), 3000)
+	e(lineage.EdgeOutputs, J(fxETL), D(fxLong), 3000)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n.WriteBatch(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	writeModelExtras(t, endpoint)
+}
+
+// Fixture run ids.
+const (
+	fxRunOK   = "0e89b60a-d80d-42ae-a12b-bd79ae1fb576"
+	fxRunFail = "1c3a9b7e-5f2d-4e8a-9b1c-2d3e4f5a6b7c"
+	fxRunAgg  = "2d4b0c8f-6a3e-4f9b-8c2d-3e4f5a6b7c8d"
+)
+
+func writeModelExtras(t testing.TB, endpoint string) {
+	t.Helper()
+	g, closeFn, err := graphread.Connect(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	T := gremlingo.T
+	run := func(id, job, state string, started, ended int64, errMsg string) {
+		p := map[any]any{T.Id: "run:" + id, T.Label: "Run"}
+		if _, err := g.MergeV(p).Property("runId", id).Property("jobNamespace", fxNS).Property("jobName", job).
+			Property("state", state).Property("startedAt", started).Property("endedAt", ended).
+			Property("durationMs", ended-started).Property("updatedAt", ended).Property("errorMessage", errMsg).ToList(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(fxRunOK, "etl", "COMPLETE", 1000, 1500, "")
+	run(fxRunFail, "etl", "FAIL", 4000, 4200, "boom")
+	run(fxRunAgg, "agg", "COMPLETE", 2000, 2600, "")
+	// The ghost dataset exists only through the failed run's WROTE edge.
+	if _, err := g.MergeV(map[any]any{T.Id: lineage.DatasetID(fxGhost), T.Label: "Dataset"}).
+		Property("namespace", fxNS).Property("name", "ghost").ToList(); err != nil {
+		t.Fatal(err)
+	}
+	edge := func(label, o, i string) {
+		if _, err := g.MergeE(map[any]any{T.Label: label, gremlingo.Direction.Out: o, gremlingo.Direction.In: i}).ToList(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edge("RUN_OF", "run:"+fxRunOK, lineage.JobID(fxETL))
+	edge("RUN_OF", "run:"+fxRunFail, lineage.JobID(fxETL))
+	edge("RUN_OF", "run:"+fxRunAgg, lineage.JobID(fxAgg))
+	edge("READ", "run:"+fxRunFail, lineage.DatasetID(fxRaw))
+	edge("WROTE", "run:"+fxRunFail, lineage.DatasetID(fxGhost))
+	edge("READ", "run:"+fxRunOK, lineage.DatasetID(fxRaw))
+	edge("WROTE", "run:"+fxRunOK, lineage.DatasetID(fxClean))
+	alias := aliasVertexID("warehouse", "clean_v")
+	if _, err := g.MergeV(map[any]any{T.Id: alias, T.Label: "DatasetAlias"}).
+		Property("namespace", "warehouse").Property("name", "clean_v").Property("type", "VIEW").ToList(); err != nil {
+		t.Fatal(err)
+	}
+	edge("ALIAS_OF", alias, lineage.DatasetID(fxClean))
+	// Facets as the model writes them.
+	if _, err := g.V(lineage.DatasetID(fxClean)).Property("description", "cleaned rows").
+		Property("schema", `[{"name":"id","type":"BIGINT","description":"key"},{"name":"v","type":"STRING"}]`).ToList(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newTestServer starts a Server on the stand-in graph (fixture loaded) and
+// an httptest server around it.
+func newTestServer(t testing.TB, endpoint string, cfg Config) (*Server, *httptest.Server) {
+	t.Helper()
+	d, err := sink.NewDialer(sink.Config{Endpoint: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dialer = d
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	return s, hs
+}
+
+func gremlinEndpoint(t testing.TB) string { return testenv.Gremlin(t) }
+
+// writeEdge upserts one more edge with the sink.
+func writeEdge(t testing.TB, endpoint string, e lineage.Edge) {
+	t.Helper()
+	n, err := sink.New(sink.Config{Endpoint: endpoint, Writers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n.WriteBatch(ctx, lineage.Batch{Key: "extra", Edges: []lineage.Edge{e}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeVertexAndEdge upserts a vertex and an edge with the sink.
+func writeVertexAndEdge(t testing.TB, endpoint string, v lineage.Vertex, e lineage.Edge) {
+	t.Helper()
+	n, err := sink.New(sink.Config{Endpoint: endpoint, Writers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n.WriteBatch(ctx, lineage.Batch{Key: "extra", Vertices: []lineage.Vertex{v}, Edges: []lineage.Edge{e}}); err != nil {
+		t.Fatal(err)
+	}
+}

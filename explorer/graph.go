@@ -1,0 +1,232 @@
+package explorer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
+
+	"github.com/lineageflow/lineageflow/sink"
+)
+
+// Error classes of [GraphError] (the "error" of a 503 answer and of a watch
+// error event). They never name a host.
+const (
+	ClassUnreachable = "graph_unreachable" // no connection, or it broke
+	ClassTimeout     = "graph_timeout"     // no answer within RequestTimeout
+	ClassOverloaded  = "graph_overloaded"  // the server throttled the read
+	ClassError       = "graph_error"       // any other server error
+)
+
+// GraphError is a read the graph did not answer (HTTP 503).
+type GraphError struct {
+	Class string
+	Err   error
+}
+
+func (e *GraphError) Error() string { return fmt.Sprintf("explorer: %s: %v", e.Class, e.Err) }
+func (e *GraphError) Unwrap() error { return e.Err }
+
+// graph runs read traversals over one pooled gremlin-go connection, dialled
+// lazily through the shared sink.Dialer and replaced after a connection
+// error. gremlin-go has no context: every read is bounded by
+// RequestTimeout (its result set closed when abandoned).
+type graph struct {
+	dialer  *sink.Dialer
+	conns   int
+	timeout time.Duration
+	log     *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		drc *gremlingo.DriverRemoteConnection
+		g   *gremlingo.GraphTraversalSource
+	}
+}
+
+func (gr *graph) source(ctx context.Context) (*gremlingo.GraphTraversalSource, *gremlingo.DriverRemoteConnection, error) {
+	gr.mu.Lock()
+	defer gr.mu.Unlock()
+	if gr.mu.g != nil {
+		return gr.mu.g, gr.mu.drc, nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, gr.timeout)
+	defer cancel()
+	drc, err := gr.dialer.Dial(dctx, sink.DialOptions{Connections: gr.conns, Logger: gr.log, Verbosity: gremlingo.Error})
+	if err != nil {
+		return nil, nil, &GraphError{Class: ClassUnreachable, Err: err}
+	}
+	gr.mu.drc, gr.mu.g = drc, gremlingo.Traversal_().WithRemote(drc)
+	return gr.mu.g, drc, nil
+}
+
+// reset drops drc (if still current) so that the next read dials again.
+func (gr *graph) reset(drc *gremlingo.DriverRemoteConnection) {
+	gr.mu.Lock()
+	if gr.mu.drc != drc {
+		gr.mu.Unlock()
+		return
+	}
+	gr.mu.drc, gr.mu.g = nil, nil
+	gr.mu.Unlock()
+	go closeQuietly(drc)
+}
+
+func closeQuietly(drc *gremlingo.DriverRemoteConnection) {
+	// gremlin-go v3.7.4 may close a broken transport twice ("close of
+	// closed channel"); the socket is closed either way.
+	defer func() { _ = recover() }()
+	drc.Close()
+}
+
+func (gr *graph) close() {
+	gr.mu.Lock()
+	drc := gr.mu.drc
+	gr.mu.drc, gr.mu.g = nil, nil
+	gr.mu.Unlock()
+	if drc != nil {
+		closeQuietly(drc)
+	}
+}
+
+// read builds a traversal on the graph's source and returns all its
+// results, or a [*GraphError].
+func (gr *graph) read(ctx context.Context, build func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal) ([]*gremlingo.Result, error) {
+	g, drc, err := gr.source(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type res struct {
+		rs  []*gremlingo.Result
+		err error
+	}
+	ch := make(chan res, 1)
+	var (
+		rsMu sync.Mutex
+		rs   gremlingo.ResultSet
+	)
+	go func() {
+		var r res
+		defer func() {
+			// gremlin-go v3.7.4 may send on a closed channel when the
+			// connection broke under the request: a connection error.
+			if p := recover(); p != nil {
+				r = res{err: fmt.Errorf("gremlin-go connection broke: %v", p)}
+			}
+			ch <- r
+		}()
+		set, err := build(g).GetResultSet()
+		if err != nil {
+			r.err = err
+			return
+		}
+		rsMu.Lock()
+		rs = set
+		rsMu.Unlock()
+		r.rs, r.err = set.All()
+	}()
+	timer := time.NewTimer(gr.timeout)
+	defer timer.Stop()
+	var r res
+	select {
+	case r = <-ch:
+	case <-timer.C:
+		r.err = &GraphError{Class: ClassTimeout, Err: fmt.Errorf("no answer within %v", gr.timeout)}
+	case <-ctx.Done():
+		r.err = ctx.Err()
+	}
+	if r.err == nil {
+		return r.rs, nil
+	}
+	rsMu.Lock()
+	if rs != nil {
+		rs.Close()
+	}
+	rsMu.Unlock()
+	if errors.Is(r.err, context.Canceled) || errors.Is(r.err, context.DeadlineExceeded) {
+		return nil, r.err
+	}
+	var ge *GraphError
+	if errors.As(r.err, &ge) {
+		gr.reset(drc)
+		return nil, ge
+	}
+	switch sink.Classify(r.err) {
+	case sink.CodeConnection, sink.CodeReadOnlyViolation:
+		gr.reset(drc)
+		return nil, &GraphError{Class: ClassUnreachable, Err: r.err}
+	case sink.CodeThrottling:
+		return nil, &GraphError{Class: ClassOverloaded, Err: r.err}
+	case sink.CodeTimeout:
+		gr.reset(drc)
+		return nil, &GraphError{Class: ClassTimeout, Err: r.err}
+	}
+	return nil, &GraphError{Class: ClassError, Err: r.err}
+}
+
+// rowMap returns a result as the map a project()/valueMap() step gives.
+func rowMap(r *gremlingo.Result) (map[any]any, error) {
+	m, ok := r.GetInterface().(map[any]any)
+	if !ok {
+		return nil, fmt.Errorf("explorer: row is %T, want a map", r.GetInterface())
+	}
+	return m, nil
+}
+
+// asString returns v as a string (a vertex id, a property value).
+func asString(v any) string {
+	switch s := v.(type) {
+	case string:
+		return s
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// asInt64 returns a numeric value as int64.
+func asInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int32:
+		return int64(n), true
+	case int:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case int8:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	case float32:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+// anyStrings converts ids for g.V(...).
+func anyStrings(ids []string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}
+
+// props flattens a valueMap() row: single values as themselves, lists of
+// one as their element, longer lists as lists.
+func props(m map[any]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if l, ok := v.([]any); ok && len(l) == 1 {
+			v = l[0]
+		}
+		out[asString(k)] = v
+	}
+	return out
+}

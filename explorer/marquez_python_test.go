@@ -1,0 +1,172 @@
+package explorer
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lineageflow/lineageflow/testkit/testenv"
+)
+
+// marquezPython returns the python of a venv with the pinned marquez-python
+// (testdata/marquez-python/requirements.txt), creating it under the
+// stand-ins' directory on first use (pip from PyPI). Without python3 the
+// test skips, unless LINEAGEFLOW_REQUIRE_STANDINS=1.
+func marquezPython(t *testing.T) string {
+	t.Helper()
+	py3, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("LINEAGEFLOW_REQUIRE_STANDINS") == "1" {
+			t.Fatal("python3 not found: the marquez-python client test needs it")
+		}
+		t.Skip("python3 not found")
+	}
+	venv := os.Getenv("LINEAGEFLOW_MARQUEZ_VENV")
+	if venv == "" {
+		venv = filepath.Join(filepath.Dir(testenv.EnvFile()), "marquez-venv")
+	}
+	python := filepath.Join(venv, "bin", "python")
+	req, err := filepath.Abs(filepath.Join("testdata", "marquez-python", "requirements.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exec.Command(python, "-c", "import marquez_client").Run() == nil {
+		return python
+	}
+	t.Logf("creating %s with %s", venv, req)
+	for _, args := range [][]string{
+		{py3, "-m", "venv", venv},
+		{filepath.Join(venv, "bin", "pip"), "install", "-q", "--disable-pip-version-check", "-r", req},
+	} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return python
+}
+
+// startServe builds and runs `lineageflow serve` on endpoint (a free
+// port) and returns its base URL.
+func startServe(t *testing.T, endpoint string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lineageflow")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/lineageflow")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "serve", "-gremlin-endpoint", endpoint, "-http-addr", "127.0.0.1:0", "-log-format", "json")
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var rec map[string]any
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec["msg"] == "explorer listening" {
+				if u, ok := rec["url"].(string); ok {
+					select {
+					case urls <- strings.TrimSuffix(u, "/"):
+					default:
+					}
+				}
+			}
+		}
+	}()
+	select {
+	case u := <-urls:
+		return u
+	case <-time.After(60 * time.Second):
+		t.Fatal("lineageflow serve did not say where it listens within 60s")
+	}
+	return ""
+}
+
+// TestMarquezPythonClient drives a running `lineageflow serve` with the
+// real marquez-python client (every read call it has that the graph can
+// answer) and checks what it read.
+func TestMarquezPythonClient(t *testing.T) {
+	ep := gremlinEndpoint(t)
+	python := marquezPython(t)
+	loadFixture(t, ep)
+	base := startServe(t, ep)
+	out, err := exec.Command(python, filepath.Join("testdata", "marquez-python", "check.py"),
+		base, fxNS, fxClean.Name, fxETL.Name, fxRunFail).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("check.py: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var got struct {
+		Namespaces []string `json:"namespaces"`
+		Namespace  string   `json:"namespace"`
+		Datasets   []string `json:"datasets"`
+		Jobs       []string `json:"jobs"`
+		Dataset    struct {
+			Name, Namespace string
+			Fields          []string
+		} `json:"dataset"`
+		Job struct {
+			Name           string
+			Inputs         []string
+			Outputs        []string
+			LatestRunState string
+		} `json:"job"`
+		Runs            [][2]string `json:"runs"`
+		Run             string      `json:"run"`
+		DatasetVersions []any       `json:"datasetVersions"`
+		Tags            []any       `json:"tags"`
+		ColumnLineage   []any       `json:"columnLineage"`
+		Lineage         []string    `json:"lineage"`
+		LineageEdges    []string    `json:"lineageEdges"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	check := func(what string, got, want any) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %v, want %v", what, got, want)
+		}
+	}
+	check("namespaces", got.Namespaces, []string{fxNS, fxOdd.Namespace})
+	check("namespace", got.Namespace, fxNS)
+	check("datasets", got.Datasets, []string{"clean", "ghost", fxLong.Name, "raw", "report"})
+	check("jobs", got.Jobs, []string{"agg", "etl"})
+	check("dataset", got.Dataset.Name+"|"+got.Dataset.Namespace+"|"+strings.Join(got.Dataset.Fields, ","), "clean|ns1|id,v")
+	check("job inputs", got.Job.Inputs, []string{fxOdd.Name, "raw"})
+	check("job outputs", got.Job.Outputs, []string{"clean", fxLong.Name})
+	check("job latest run", got.Job.LatestRunState, "FAILED")
+	check("runs", got.Runs, [][2]string{{fxRunFail, "FAILED"}, {fxRunOK, "COMPLETED"}})
+	check("run", got.Run, "FAILED")
+	check("lineage nodes", got.Lineage, []string{dsNode(fxClean), dsNode(fxRaw), dsNode(fxReport),
+		dsNode(fxOdd), jobNode(fxAgg), jobNode(fxETL)})
+	edges := []string{
+		dsNode(fxClean) + " -> " + jobNode(fxAgg), dsNode(fxRaw) + " -> " + jobNode(fxETL),
+		dsNode(fxOdd) + " -> " + jobNode(fxETL), jobNode(fxAgg) + " -> " + dsNode(fxReport),
+		jobNode(fxETL) + " -> " + dsNode(fxClean),
+	}
+	sort.Strings(edges)
+	check("lineage edges (dataset -> job -> dataset, no DERIVES)", got.LineageEdges, edges)
+	if len(got.DatasetVersions) != 0 || len(got.Tags) != 0 || len(got.ColumnLineage) != 0 {
+		t.Errorf("versions %v tags %v column lineage %v: want empty (the graph has none)", got.DatasetVersions, got.Tags, got.ColumnLineage)
+	}
+}

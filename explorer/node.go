@@ -1,0 +1,187 @@
+package explorer
+
+import (
+	"context"
+	"net/http"
+
+	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
+)
+
+// maxRuns is how many runs /api/lf/v1/node lists for a job.
+const maxRuns = 20
+
+// NodeDetails is the answer of /api/lf/v1/node.
+type NodeDetails struct {
+	ID         string         `json:"id"`
+	Type       string         `json:"type"`
+	Namespace  string         `json:"namespace"`
+	Name       string         `json:"name"`
+	Properties map[string]any `json:"properties"`
+	Aliases    []AliasName    `json:"aliases"`
+	FirstSeen  *int64         `json:"firstSeen"`
+	LastSeen   *int64         `json:"lastSeen"`
+	LastRunID  *string        `json:"lastRunId"`
+	Runs       []RunSummary   `json:"runs"`
+	Inputs     []string       `json:"inputs"`
+	Outputs    []string       `json:"outputs"`
+
+	inputRefs, outputRefs []Ref
+}
+
+// RunSummary is one Run vertex of a job.
+type RunSummary struct {
+	RunID        string  `json:"runId"`
+	State        string  `json:"state"`
+	StartedAt    *int64  `json:"startedAt"`
+	EndedAt      *int64  `json:"endedAt"`
+	DurationMs   *int64  `json:"durationMs"`
+	ErrorMessage *string `json:"errorMessage"`
+	UpdatedAt    *int64  `json:"updatedAt"`
+
+	props map[string]any
+}
+
+// Node reads one node's details: all its vertex properties, aliases, the
+// first/last seen of its lineage edges, its latest runs (jobs) and its
+// lineage neighbours (at most MaxFanOut each way), in one request.
+func (s *Server) Node(ctx context.Context, nodeID string) (*NodeDetails, error) {
+	p, err := parseNodeID(nodeID, false)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := s.resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return s.nodeOf(ctx, ref, maxRuns)
+}
+
+func (s *Server) nodeOf(ctx context.Context, ref Ref, runs int) (*NodeDetails, error) {
+	ds, err := s.details(ctx, []string{ref.VertexID()}, runs)
+	if err != nil {
+		return nil, err
+	}
+	d := ds[ref.VertexID()]
+	if d == nil {
+		return nil, &NotFoundError{Msg: "node " + quoteShort(ref.NodeID()) + " not found"}
+	}
+	return d, nil
+}
+
+// details reads the details of the Dataset/Job vertices ids in one request
+// (vertices that do not exist are absent from the map).
+func (s *Server) details(ctx context.Context, ids []string, runs int) (map[string]*NodeDetails, error) {
+	if len(ids) == 0 {
+		return map[string]*NodeDetails{}, nil
+	}
+	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		T, __ := gremlingo.T, gremlingo.T__
+		updated := __.Coalesce(__.Values("updatedAt"), __.Constant(int64(0)))
+		return g.V(anyStrings(ids)...).Project("id", "p", "aliases", "first", "last", "runs", "in", "out").
+			By(T.Id).
+			By(__.ValueMap()).
+			By(__.In(edgeAliasOf).HasLabel("DatasetAlias").Limit(s.cfg.MaxFanOut).ValueMap().Fold()).
+			By(__.BothE(lineageLabels...).Limit(s.cfg.CountCap).Values("firstSeen").Min().Fold()).
+			By(__.BothE(lineageLabels...).Limit(s.cfg.CountCap).Has("lastSeen").
+				Order().By("lastSeen", gremlingo.Order.Desc).Limit(1).ValueMap().Fold()).
+			By(__.In(edgeRunOf).HasLabel("Run").Limit(s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(runs).ValueMap().Fold()).
+			By(__.In(walkLabels...).Limit(s.cfg.MaxFanOut).Id().Fold()).
+			By(__.Out(walkLabels...).Limit(s.cfg.MaxFanOut).Id().Fold())
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*NodeDetails, len(rows))
+	for _, r := range rows {
+		m, err := rowMap(r)
+		if err != nil {
+			return nil, err
+		}
+		vid := asString(m["id"])
+		ref, ok := refOfVertexID(vid)
+		if !ok {
+			continue
+		}
+		out[vid] = nodeDetails(ref, m)
+	}
+	return out, nil
+}
+
+func nodeDetails(ref Ref, m map[any]any) *NodeDetails {
+	d := &NodeDetails{ID: ref.NodeID(), Type: ref.Type(), Namespace: ref.Namespace, Name: ref.Name,
+		Properties: map[string]any{}, Aliases: []AliasName{}, Runs: []RunSummary{}, Inputs: []string{}, Outputs: []string{}}
+	if pm, ok := m["p"].(map[any]any); ok {
+		d.Properties = props(pm)
+	}
+	for _, a := range list(m["aliases"]) {
+		if am, ok := a.(map[any]any); ok {
+			ap := props(am)
+			d.Aliases = append(d.Aliases, AliasName{Namespace: asString(ap["namespace"]), Name: asString(ap["name"]), Type: asString(ap["type"])})
+		}
+	}
+	if l := list(m["first"]); len(l) == 1 {
+		if v, ok := asInt64(l[0]); ok {
+			d.FirstSeen = &v
+		}
+	}
+	if l := list(m["last"]); len(l) == 1 {
+		if em, ok := l[0].(map[any]any); ok {
+			ep := props(em)
+			if v, ok := asInt64(ep["lastSeen"]); ok {
+				d.LastSeen = &v
+			}
+			if v, ok := ep["lastRunId"]; ok {
+				rid := asString(v)
+				d.LastRunID = &rid
+			}
+		}
+	}
+	for _, r := range list(m["runs"]) {
+		if rm, ok := r.(map[any]any); ok {
+			d.Runs = append(d.Runs, runSummary(props(rm)))
+		}
+	}
+	for _, id := range list(m["in"]) {
+		if r, ok := refOfVertexID(asString(id)); ok {
+			d.Inputs = append(d.Inputs, r.NodeID())
+			d.inputRefs = append(d.inputRefs, r)
+		}
+	}
+	for _, id := range list(m["out"]) {
+		if r, ok := refOfVertexID(asString(id)); ok {
+			d.Outputs = append(d.Outputs, r.NodeID())
+			d.outputRefs = append(d.outputRefs, r)
+		}
+	}
+	return d
+}
+
+func runSummary(p map[string]any) RunSummary {
+	rs := RunSummary{RunID: asString(p["runId"]), State: asString(p["state"]), props: p}
+	num := func(k string) *int64 {
+		if v, ok := asInt64(p[k]); ok {
+			return &v
+		}
+		return nil
+	}
+	rs.StartedAt, rs.EndedAt, rs.DurationMs, rs.UpdatedAt = num("startedAt"), num("endedAt"), num("durationMs"), num("updatedAt")
+	if v, ok := p["errorMessage"]; ok && asString(v) != "" {
+		e := asString(v)
+		rs.ErrorMessage = &e
+	}
+	return rs
+}
+
+func list(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func (s *Server) handleNode(w http.ResponseWriter, r *http.Request) {
+	d, err := s.Node(r.Context(), r.URL.Query().Get("nodeId"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}

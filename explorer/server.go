@@ -1,0 +1,352 @@
+package explorer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
+
+	"github.com/lineageflow/lineageflow/sink"
+)
+
+// Config configures a [Server]. Zero values mean the defaults.
+type Config struct {
+	// Dialer reaches the Gremlin endpoint (the same sink.Dialer `run`
+	// writes through). Required.
+	Dialer *sink.Dialer
+	// Connections is the websocket pool size (default 4).
+	Connections int
+	// RequestTimeout bounds one Gremlin read (default 10 s).
+	RequestTimeout time.Duration
+	// MaxFanOut is the most neighbours of one node followed in one
+	// direction per level (default 100); the rest are "more" counts.
+	MaxFanOut int
+	// DefaultMaxNodes is maxNodes when a request does not give it (default
+	// 300); MaxNodes the largest a request may ask (default 2000).
+	DefaultMaxNodes, MaxNodes int
+	// MaxDepth is the largest up/down/depth accepted (default 20).
+	MaxDepth int
+	// CountCap bounds every degree count and edge scan of one vertex
+	// (default 100,000): a hub costs at most this much per read.
+	CountCap int
+	// RunScan is the most Run vertices of one job looked at for its state
+	// (default 1,000).
+	RunScan int
+	// IndexRefresh is how often the search index is reloaded (default 30 s).
+	IndexRefresh time.Duration
+	// PollInterval is how often a watched subgraph is read again (default
+	// 500 ms); Heartbeat how often an idle watch stream gets an SSE comment
+	// (default 15 s).
+	PollInterval, Heartbeat time.Duration
+	// UI serves every non-API path (nil: 404).
+	UI http.Handler
+	// Logger receives the server's logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// WithDefaults returns c with its unset fields set.
+func (c Config) WithDefaults() Config {
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	defd := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&c.Connections, 4)
+	def(&c.MaxFanOut, 100)
+	def(&c.DefaultMaxNodes, 300)
+	def(&c.MaxNodes, 2000)
+	def(&c.MaxDepth, 20)
+	def(&c.CountCap, 100_000)
+	def(&c.RunScan, 1000)
+	defd(&c.RequestTimeout, 10*time.Second)
+	defd(&c.IndexRefresh, 30*time.Second)
+	defd(&c.PollInterval, 500*time.Millisecond)
+	defd(&c.Heartbeat, 15*time.Second)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate says what is wrong with c (after WithDefaults).
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("explorer: "+format, a...)) }
+	if c.Dialer == nil {
+		bad("Dialer is nil: build one with sink.NewDialer for the Gremlin endpoint")
+	}
+	if c.Connections < 1 || c.MaxFanOut < 1 || c.DefaultMaxNodes < 1 || c.MaxDepth < 1 || c.CountCap < 1 || c.RunScan < 1 {
+		bad("Connections, MaxFanOut, DefaultMaxNodes, MaxDepth, CountCap and RunScan must be positive")
+	}
+	if c.MaxNodes < c.DefaultMaxNodes {
+		bad("MaxNodes (%d) is below DefaultMaxNodes (%d)", c.MaxNodes, c.DefaultMaxNodes)
+	}
+	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 {
+		bad("RequestTimeout, IndexRefresh and Heartbeat must be positive, PollInterval at least 10ms")
+	}
+	return errors.Join(errs...)
+}
+
+// Server is the read-only explorer API over the lineage graph: the
+// Marquez-compatible routes under /api/v1 and ours under /api/lf/v1 (see
+// explorer/openapi.yaml). It never writes to the graph.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	graph *graph
+	index *index
+	hub   *hub
+	mux   *http.ServeMux
+
+	stop    context.CancelFunc
+	bg      sync.WaitGroup
+	bgCtx   context.Context
+	closing sync.Once
+}
+
+// New returns a Server; Start begins its background work (index loads).
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, index: newIndex()}
+	s.graph = &graph{dialer: cfg.Dialer, conns: cfg.Connections, timeout: cfg.RequestTimeout, log: cfg.Logger}
+	s.bgCtx, s.stop = context.WithCancel(context.Background())
+	s.hub = newHub(s)
+	s.routes()
+	return s, nil
+}
+
+// Start loads the search index in the background and reloads it every
+// IndexRefresh until Close.
+func (s *Server) Start() {
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		for {
+			if err := s.index.load(s.bgCtx, s.graph); err != nil && s.bgCtx.Err() == nil {
+				s.log.Warn("explorer: search index load failed; retrying", "err", err)
+			}
+			wait := s.cfg.IndexRefresh
+			if s.index.failing() {
+				wait = min(wait, 2*time.Second)
+			}
+			select {
+			case <-s.bgCtx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+	}()
+}
+
+// RefreshIndex reloads the search index now (tests, and after a bulk load).
+func (s *Server) RefreshIndex(ctx context.Context) error { return s.index.load(ctx, s.graph) }
+
+// Close stops the background work and the watch pollers and closes the
+// graph connection.
+func (s *Server) Close() {
+	s.closing.Do(func() {
+		s.stop()
+		s.hub.closeAll()
+		s.bg.Wait()
+		s.graph.close()
+	})
+}
+
+// Handler is the HTTP handler of the API and (Config.UI) the web UI.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /api/lf/v1/lineage", s.handleLineage)
+	m.HandleFunc("GET /api/lf/v1/node", s.handleNode)
+	m.HandleFunc("GET /api/lf/v1/search", s.handleSearch)
+	m.HandleFunc("GET /api/lf/v1/watch", s.handleWatch)
+	m.HandleFunc("GET /api/lf/v1/health", s.handleHealth)
+	s.marquezRoutes(m)
+	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), "")
+	})
+	if s.cfg.UI != nil {
+		m.Handle("/", s.cfg.UI)
+	}
+	s.mux = m
+}
+
+// errorBody is the JSON of every error answer (Marquez's ErrorMessage
+// shape, plus the class of a graph error).
+type errorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Error   string `json:"error,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, code int, msg, class string) {
+	writeJSON(w, code, errorBody{Code: code, Message: msg, Error: class})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"code":500,"message":"encode answer"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// fail writes the answer of err: 400, 404, 503 (graph errors, with their
+// class and no host name) or 500.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var br *BadRequestError
+	var nf *NotFoundError
+	var ge *GraphError
+	switch {
+	case errors.As(err, &br):
+		writeError(w, http.StatusBadRequest, br.Msg, "")
+	case errors.As(err, &nf):
+		writeError(w, http.StatusNotFound, nf.Msg, "")
+	case errors.As(err, &ge):
+		s.log.Warn("explorer: graph read failed", "path", r.URL.Path, "class", ge.Class, "err", ge.Err)
+		writeError(w, http.StatusServiceUnavailable, classMessage(ge.Class), ge.Class)
+	case errors.Is(err, context.Canceled):
+		// The client went away.
+	default:
+		s.log.Error("explorer: request failed", "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusInternalServerError, "internal error", "")
+	}
+}
+
+func classMessage(class string) string {
+	switch class {
+	case ClassUnreachable:
+		return "the lineage graph is unreachable"
+	case ClassTimeout:
+		return "the lineage graph did not answer in time"
+	case ClassOverloaded:
+		return "the lineage graph is overloaded; try again"
+	}
+	return "the lineage graph failed to answer"
+}
+
+// intParam reads an integer query parameter in [lo, hi], def when absent.
+func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, badRequest("%s=%s: want an integer from %d to %d", name, quoteShort(v), lo, hi)
+	}
+	return n, nil
+}
+
+func (s *Server) lineageQuery(r *http.Request) (LineageQuery, error) {
+	q := LineageQuery{NodeID: r.URL.Query().Get("nodeId")}
+	var err error
+	if q.Up, err = intParam(r, "up", 1, 0, s.cfg.MaxDepth); err != nil {
+		return q, err
+	}
+	if q.Down, err = intParam(r, "down", 1, 0, s.cfg.MaxDepth); err != nil {
+		return q, err
+	}
+	if q.MaxNodes, err = intParam(r, "maxNodes", s.cfg.DefaultMaxNodes, 1, s.cfg.MaxNodes); err != nil {
+		return q, err
+	}
+	if _, err := parseNodeID(q.NodeID, false); err != nil {
+		return q, err
+	}
+	return q, nil
+}
+
+func (s *Server) handleLineage(w http.ResponseWriter, r *http.Request) {
+	q, err := s.lineageQuery(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	l, err := s.Lineage(r.Context(), q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.index.observe(l.vertexIDs)
+	writeJSON(w, http.StatusOK, l)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	_, err := s.graph.read(r.Context(), func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		return g.Inject(1)
+	})
+	var ge *GraphError
+	if errors.As(err, &ge) {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"graph": "unreachable", "error": ge.Class})
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"graph": "ok"})
+}
+
+// SearchResult is one hit of /api/lf/v1/search.
+type SearchResult struct {
+	ID           string     `json:"id"`
+	Type         string     `json:"type"`
+	Namespace    string     `json:"namespace"`
+	Name         string     `json:"name"`
+	MatchedAlias *AliasName `json:"matchedAlias"`
+}
+
+// AliasName names a DatasetAlias.
+type AliasName struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Type      string `json:"type,omitempty"`
+}
+
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("q")
+	if q == "" {
+		s.fail(w, r, badRequest("q is required: a part of a dataset or job name"))
+		return
+	}
+	limit, err := intParam(r, "limit", 20, 1, 1000)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	entries, err := s.index.snapshot(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	hits, _ := search(entries, q, limit, "")
+	out := struct {
+		Results []SearchResult `json:"results"`
+	}{Results: make([]SearchResult, 0, len(hits))}
+	for _, h := range hits {
+		sr := SearchResult{ID: h.ref.NodeID(), Type: h.ref.Type(), Namespace: h.ref.Namespace, Name: h.ref.Name}
+		if h.alias != nil {
+			sr.MatchedAlias = &AliasName{Namespace: h.alias.Namespace, Name: h.alias.Name}
+		}
+		out.Results = append(out.Results, sr)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
