@@ -819,7 +819,7 @@ class App {
       if (!li) {
         const a = visN.get(e.origin);
         const b = visN.get(e.destination);
-        li = el('li', { 'data-edge-id': e.id, 'data-added-at': now, 'data-type': e.type },
+        li = el('li', { 'data-edge-id': e.id, 'data-added-at': now, 'data-type': e.type, 'data-origin': e.origin, 'data-destination': e.destination },
           (a ? a.name : e.origin) + ' → ' + (b ? b.name : e.destination) + ' (' + e.type + ')');
       }
       items.push(li);
