@@ -534,7 +534,7 @@ class App {
       name: 'dagre',
       rankDir: 'LR',
       nodeSep: 18,
-      rankSep: 70,
+      rankSep: 56,
       edgeSep: 8,
       fit: true,
       padding: 30,
@@ -1095,12 +1095,38 @@ function ownersText(o: unknown): string {
   return typeof o === 'string' ? o : JSON.stringify(o);
 }
 
+/**
+ * Splits a long name into lines of at most `width` characters, after the
+ * separators of dataset and job names (. / _ | : - space), so that the
+ * drawing stays narrow; at most 3 lines, the middle elided.
+ */
+function wrapName(name: string, width: number): string[] {
+  const parts = name.match(/[^./_|:\- ]*[./_|:\- ]?/g)?.filter((p) => p !== '') || [name];
+  const lines: string[] = [];
+  let cur = '';
+  for (let p of parts) {
+    while (p.length > width) {
+      if (cur) lines.push(cur);
+      cur = '';
+      lines.push(p.slice(0, width));
+      p = p.slice(width);
+    }
+    if ((cur + p).length > width && cur) {
+      lines.push(cur);
+      cur = '';
+    }
+    cur += p;
+  }
+  if (cur) lines.push(cur);
+  if (lines.length > 3) return [lines[0], '…', lines[lines.length - 1]];
+  return lines;
+}
+
 function nodeData(n: LNode, m: { up: number; down: number }, center: boolean): Record<string, unknown> {
-  const name = shorten(n.name, 38);
   const extra: string[] = [];
   if (m.up) extra.push('◂ ' + m.up + ' more');
   if (m.down) extra.push(m.down + ' more ▸');
-  const lines = [name];
+  const lines = wrapName(n.name, 24);
   if (n.hasFailedRuns) lines.push('⚠ failed runs');
   if (extra.length) lines.push(extra.join('   '));
   const longest = Math.max(...lines.map((l) => l.length));
@@ -1111,8 +1137,8 @@ function nodeData(n: LNode, m: { up: number; down: number }, center: boolean): R
     failed: n.hasFailedRuns ? 1 : 0,
     center: center ? 1 : 0,
     more: m.up + m.down,
-    w: Math.max(60, Math.min(300, longest * 6.6 + 18)),
-    h: 18 + lines.length * 14,
+    w: Math.max(60, Math.min(300, longest * 7.2 + 20)),
+    h: 16 + lines.length * 15,
   };
 }
 
@@ -1127,7 +1153,7 @@ const STYLE: cytoscape.StylesheetJson = [
       'text-wrap': 'wrap',
       'text-valign': 'center',
       'text-halign': 'center',
-      'font-size': 11,
+      'font-size': 12,
       'font-family': 'system-ui, sans-serif',
       'min-zoomed-font-size': 5,
       color: '#1d2330',
