@@ -23,7 +23,7 @@ func main() {
 		pageURL  = flag.String("url", "", "page to open (required)")
 		out      = flag.String("out", "explorer.png", "PNG file to write")
 		wait     = flag.String("wait", "window.__lf && __lf.ready && !__lf.cy.animated() && document.getElementById('details').getAttribute('aria-busy') !== 'true'", "JavaScript condition to wait for before the screenshot")
-		width    = flag.Int("width", 1400, "window width")
+		width    = flag.Int("width", 1440, "window width")
 		height   = flag.Int("height", 820, "window height")
 		timeout  = flag.Duration("timeout", 60*time.Second, "give up after this long")
 		chromium = flag.String("chromium", os.Getenv("LINEAGEFLOW_CHROMIUM"), "Chromium executable (default: chromium on PATH)")

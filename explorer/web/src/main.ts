@@ -533,8 +533,8 @@ class App {
     cy.layout({
       name: 'dagre',
       rankDir: 'LR',
-      nodeSep: 18,
-      rankSep: 56,
+      nodeSep: 14,
+      rankSep: 42,
       edgeSep: 8,
       fit: true,
       padding: 30,
@@ -1126,7 +1126,7 @@ function nodeData(n: LNode, m: { up: number; down: number }, center: boolean): R
   const extra: string[] = [];
   if (m.up) extra.push('◂ ' + m.up + ' more');
   if (m.down) extra.push(m.down + ' more ▸');
-  const lines = wrapName(n.name, 24);
+  const lines = wrapName(n.name, 20);
   if (n.hasFailedRuns) lines.push('⚠ failed runs');
   if (extra.length) lines.push(extra.join('   '));
   const longest = Math.max(...lines.map((l) => l.length));
@@ -1137,8 +1137,8 @@ function nodeData(n: LNode, m: { up: number; down: number }, center: boolean): R
     failed: n.hasFailedRuns ? 1 : 0,
     center: center ? 1 : 0,
     more: m.up + m.down,
-    w: Math.max(60, Math.min(300, longest * 7.2 + 20)),
-    h: 16 + lines.length * 15,
+    w: Math.max(60, Math.min(300, longest * 7.6 + 18)),
+    h: 14 + lines.length * 16,
   };
 }
 
@@ -1153,7 +1153,7 @@ const STYLE: cytoscape.StylesheetJson = [
       'text-wrap': 'wrap',
       'text-valign': 'center',
       'text-halign': 'center',
-      'font-size': 12,
+      'font-size': 13,
       'font-family': 'system-ui, sans-serif',
       'min-zoomed-font-size': 5,
       color: '#1d2330',
