@@ -163,8 +163,14 @@ func TestNodeAndSearchRoutes(t *testing.T) {
 	if n.ID != dsNode(fxClean) || len(n.Aliases) != 1 || n.Aliases[0].Name != "clean_v" || n.Aliases[0].Type != "VIEW" {
 		t.Errorf("node by alias: %+v", n)
 	}
-	if n.Properties["description"] != "cleaned rows" {
+	if _, ok := n.Properties["description_ts"]; ok || n.Properties["description"] != "cleaned rows" {
 		t.Errorf("clean properties %v", n.Properties)
+	}
+
+	// Marquez's dataset route by alias lands on the dataset too.
+	var md MQDataset
+	if code, b := get(t, hs.URL, "/api/v1/namespaces/warehouse/datasets/clean_v", &md); code != 200 || md.Name != "clean" || md.Namespace != fxNS {
+		t.Errorf("Marquez dataset by alias: %d %s", code, short(string(b)))
 	}
 
 	type res struct {

@@ -257,5 +257,5 @@ func BenchmarkSearch(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(percentile(lat, 0.5).Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "p99-ms")
-	b.ReportMetric(float64(len(entries)), "indexed")
+	b.ReportMetric(float64(len(entries.entries)), "indexed")
 }

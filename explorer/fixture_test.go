@@ -94,9 +94,9 @@ func writeModelExtras(t testing.TB, endpoint string) {
 	defer closeFn()
 	T := gremlingo.T
 	run := func(id, job, state string, started, ended int64, errMsg string) {
-		p := map[any]any{T.Id: "run:" + id, T.Label: "Run"}
+		p := map[any]any{T.Id: vertexID("run:", id, ""), T.Label: "Run"}
 		if _, err := g.MergeV(p).Property("runId", id).Property("jobNamespace", fxNS).Property("jobName", job).
-			Property("state", state).Property("startedAt", started).Property("endedAt", ended).
+			Property("state", state).Property("state_ts", ended).Property("startedAt", started).Property("endedAt", ended).
 			Property("durationMs", ended-started).Property("updatedAt", ended).Property("errorMessage", errMsg).ToList(); err != nil {
 			t.Fatal(err)
 		}
@@ -114,13 +114,14 @@ func writeModelExtras(t testing.TB, endpoint string) {
 			t.Fatal(err)
 		}
 	}
-	edge("RUN_OF", "run:"+fxRunOK, lineage.JobID(fxETL))
-	edge("RUN_OF", "run:"+fxRunFail, lineage.JobID(fxETL))
-	edge("RUN_OF", "run:"+fxRunAgg, lineage.JobID(fxAgg))
-	edge("READ", "run:"+fxRunFail, lineage.DatasetID(fxRaw))
-	edge("WROTE", "run:"+fxRunFail, lineage.DatasetID(fxGhost))
-	edge("READ", "run:"+fxRunOK, lineage.DatasetID(fxRaw))
-	edge("WROTE", "run:"+fxRunOK, lineage.DatasetID(fxClean))
+	rv := func(id string) string { return vertexID("run:", id, "") } // lineage.RunVertexID of the model
+	edge("RUN_OF", rv(fxRunOK), lineage.JobID(fxETL))
+	edge("RUN_OF", rv(fxRunFail), lineage.JobID(fxETL))
+	edge("RUN_OF", rv(fxRunAgg), lineage.JobID(fxAgg))
+	edge("READ", rv(fxRunFail), lineage.DatasetID(fxRaw))
+	edge("WROTE", rv(fxRunFail), lineage.DatasetID(fxGhost))
+	edge("READ", rv(fxRunOK), lineage.DatasetID(fxRaw))
+	edge("WROTE", rv(fxRunOK), lineage.DatasetID(fxClean))
 	alias := aliasVertexID("warehouse", "clean_v")
 	if _, err := g.MergeV(map[any]any{T.Id: alias, T.Label: "DatasetAlias"}).
 		Property("namespace", "warehouse").Property("name", "clean_v").Property("type", "VIEW").ToList(); err != nil {
@@ -128,7 +129,7 @@ func writeModelExtras(t testing.TB, endpoint string) {
 	}
 	edge("ALIAS_OF", alias, lineage.DatasetID(fxClean))
 	// Facets as the model writes them.
-	if _, err := g.V(lineage.DatasetID(fxClean)).Property("description", "cleaned rows").
+	if _, err := g.V(lineage.DatasetID(fxClean)).Property("description", "cleaned rows").Property("description_ts", int64(5)).
 		Property("schema", `[{"name":"id","type":"BIGINT","description":"key"},{"name":"v","type":"STRING"}]`).ToList(); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 type index struct {
 	mu struct {
 		sync.RWMutex
-		entries  []indexEntry // sorted by (len(name), lower name, vertex id)
+		names    *names // immutable; replaced, never changed
 		byID     map[string]struct{}
 		loaded   chan struct{} // closed after the first successful load
 		loadedAt time.Time
@@ -85,9 +85,9 @@ func (ix *index) load(ctx context.Context, gr *graph) error {
 				alias := a
 				entries = append(entries, indexEntry{vid: tid, ref: t, alias: &alias, lower: strings.ToLower(a.Name)})
 			}
-			sortEntries(entries)
+			nm := newNames(entries)
 			ix.mu.Lock()
-			ix.mu.entries, ix.mu.byID, ix.mu.loadedAt, ix.mu.err = entries, byID, time.Now(), nil
+			ix.mu.names, ix.mu.byID, ix.mu.loadedAt, ix.mu.err = nm, byID, time.Now(), nil
 			select {
 			case <-ix.mu.loaded:
 			default:
@@ -131,26 +131,62 @@ func (ix *index) observe(vids []string) {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	added := false
+	old := ix.mu.names
+	if old == nil {
+		old = newNames(nil)
+	}
+	nm := *old
+	nm.extra = append([]indexEntry(nil), old.extra...)
 	for _, id := range missing {
-		if _, ok := ix.mu.byID[id]; ok {
+		if _, ok := ix.mu.byID[id]; ok || len(nm.extra) >= maxExtra {
 			continue
 		}
 		if ref, ok := refOfVertexID(id); ok {
 			ix.mu.byID[id] = struct{}{}
-			// Copy on write: readers may hold the old slice.
-			ix.mu.entries = append(ix.mu.entries[:len(ix.mu.entries):len(ix.mu.entries)],
-				indexEntry{vid: id, ref: ref, lower: strings.ToLower(ref.Name)})
-			added = true
+			nm.extra = append(nm.extra, indexEntry{vid: id, ref: ref, lower: strings.ToLower(ref.Name)})
 		}
 	}
-	if added {
-		sortEntries(ix.mu.entries)
-	}
+	ix.mu.names = &nm
 }
 
-// snapshot waits (up to ctx) for the first load and returns the entries.
-func (ix *index) snapshot(ctx context.Context) ([]indexEntry, error) {
+// maxExtra bounds the vertices added between two loads.
+const maxExtra = 50_000
+
+// names is one immutable state of the index: the loaded entries, sorted,
+// their lower-cased names concatenated (NUL-separated) so that a search is
+// a few strings.Index calls over one buffer instead of one per name, and
+// the entries observed since the load.
+type names struct {
+	entries []indexEntry // sorted by (len(name), lower name, vertex id)
+	buf     string       // entries' lower names, each followed by NUL
+	offs    []int        // offs[i]: start of entries[i] in buf; offs[len] = len(buf)
+	extra   []indexEntry // observed since the load, unsorted
+}
+
+func newNames(entries []indexEntry) *names {
+	sortEntries(entries)
+	n := &names{entries: entries, offs: make([]int, 0, len(entries)+1)}
+	var b strings.Builder
+	for i := range entries {
+		n.offs = append(n.offs, b.Len())
+		b.WriteString(entries[i].lower)
+		b.WriteByte(0)
+	}
+	n.offs = append(n.offs, b.Len())
+	n.buf = b.String()
+	return n
+}
+
+// all returns every entry (loaded and observed).
+func (n *names) all() []indexEntry {
+	if len(n.extra) == 0 {
+		return n.entries
+	}
+	return append(append([]indexEntry(nil), n.entries...), n.extra...)
+}
+
+// snapshot waits (up to ctx) for the first load and returns the names.
+func (ix *index) snapshot(ctx context.Context) (*names, error) {
 	ix.mu.RLock()
 	loaded, err := ix.mu.loaded, ix.mu.err
 	ix.mu.RUnlock()
@@ -164,7 +200,7 @@ func (ix *index) snapshot(ctx context.Context) ([]indexEntry, error) {
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.mu.entries, nil
+	return ix.mu.names, nil
 }
 
 // searchHit is one search result.
@@ -177,24 +213,26 @@ type searchHit struct {
 // q, case-insensitively, best first (exact name, then prefix, then
 // substring; shorter names first), the total number of matches, and only
 // kinds in kinds (all when empty).
-func search(entries []indexEntry, q string, limit int, kind string) ([]searchHit, int) {
-	q = strings.ToLower(q)
+func search(n *names, q string, limit int, kind string) ([]searchHit, int) {
+	q = strings.ToLower(strings.ReplaceAll(q, "\x00", ""))
 	var exact, prefix, sub []searchHit
 	total := 0
-	seen := map[string]bool{}
-	for i := range entries {
-		e := &entries[i]
+	var aliasSeen map[string]bool // datasets already hit through an alias
+	consider := func(e *indexEntry, pos int) {
 		if kind != "" && e.ref.Kind != kind {
-			continue
+			return
 		}
-		pos := strings.Index(e.lower, q)
-		if pos < 0 {
-			continue
+		if e.alias != nil {
+			// A dataset whose own name matches is a hit through its own
+			// entry; one hit per dataset through its aliases.
+			if strings.Contains(strings.ToLower(e.ref.Name), q) || aliasSeen[e.vid] {
+				return
+			}
+			if aliasSeen == nil {
+				aliasSeen = map[string]bool{}
+			}
+			aliasSeen[e.vid] = true
 		}
-		if seen[e.vid] {
-			continue
-		}
-		seen[e.vid] = true
 		total++
 		h := searchHit{ref: e.ref, alias: e.alias}
 		switch {
@@ -210,6 +248,27 @@ func search(entries []indexEntry, q string, limit int, kind string) ([]searchHit
 			if len(sub) < limit {
 				sub = append(sub, h)
 			}
+		}
+	}
+	if q == "" {
+		return nil, 0
+	}
+	// q has no NUL, so a match never spans two names; after a match in
+	// name i the scan goes on at name i+1 (one hit per name, its first
+	// occurrence).
+	for at := 0; at < len(n.buf); {
+		j := strings.Index(n.buf[at:], q)
+		if j < 0 {
+			break
+		}
+		m := at + j
+		i := sort.Search(len(n.entries), func(k int) bool { return n.offs[k+1] > m })
+		consider(&n.entries[i], m-n.offs[i])
+		at = n.offs[i+1]
+	}
+	for i := range n.extra {
+		if pos := strings.Index(n.extra[i].lower, q); pos >= 0 {
+			consider(&n.extra[i], pos)
 		}
 	}
 	out := append(append(exact, prefix...), sub...)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"sync"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 )
@@ -125,64 +124,63 @@ func (s *Server) resolve(ctx context.Context, p parsedID) (Ref, error) {
 // nodeState is what the walk knows of one vertex.
 type nodeState struct {
 	ref       Ref
-	in, out   int64 // walk-label degrees (bounded by countCap)
-	counted   bool
+	in, out   int64 // walk-label degrees (bounded by CountCap)
 	lastSeen  *int64
 	lastState *string
 	failed    bool
 }
 
-// levelRow is one frontier vertex's answer: its degrees and up to MaxFanOut
-// neighbours in the walk's direction.
+// levelRow is one frontier vertex's answer: up to MaxFanOut+1 of its
+// neighbours in the walk's direction (one more than the cap says the cap
+// cut it).
 type levelRow struct {
 	id        string
-	in, out   int64
 	neighbors []string
 }
 
-// level reads the degrees of ids and (withNeighbors) their neighbours
-// upstream (up) or downstream.
-func (s *Server) level(ctx context.Context, ids []string, up, withNeighbors bool) ([]levelRow, error) {
+// level reads, in one request, the neighbours of up upstream and of down
+// downstream (either may be empty).
+func (s *Server) level(ctx context.Context, up, down []string) (upRows, downRows []levelRow, err error) {
 	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, __ := gremlingo.T, gremlingo.T__
-		t := g.V(anyStrings(ids)...).Project("id", "in", "out", "n").By(T.Id).
-			By(__.InE(walkLabels...).Limit(s.cfg.CountCap).Count()).
-			By(__.OutE(walkLabels...).Limit(s.cfg.CountCap).Count())
-		switch {
-		case !withNeighbors:
-			return t.By(__.Constant([]any{}))
-		case up:
-			return t.By(__.In(walkLabels...).Limit(s.cfg.MaxFanOut).Id().Fold())
-		default:
-			return t.By(__.Out(walkLabels...).Limit(s.cfg.MaxFanOut).Id().Fold())
+		side := func(ids []string, dir string, nb *gremlingo.GraphTraversal) *gremlingo.GraphTraversal {
+			return __.V(anyStrings(ids)...).Project("id", "d", "n").By(T.Id).By(__.Constant(dir)).
+				By(nb.Limit(s.cfg.MaxFanOut + 1).Id().Fold())
 		}
+		var branches []any
+		if len(up) > 0 {
+			branches = append(branches, side(up, "up", __.In(walkLabels...)))
+		}
+		if len(down) > 0 {
+			branches = append(branches, side(down, "down", __.Out(walkLabels...)))
+		}
+		return g.Inject(1).Union(branches...)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]levelRow, 0, len(rows))
 	for _, r := range rows {
 		m, err := rowMap(r)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		lr := levelRow{id: asString(m["id"])}
-		lr.in, _ = asInt64(m["in"])
-		lr.out, _ = asInt64(m["out"])
-		if l, ok := m["n"].([]any); ok {
-			for _, v := range l {
-				lr.neighbors = append(lr.neighbors, asString(v))
-			}
+		for _, v := range list(m["n"]) {
+			lr.neighbors = append(lr.neighbors, asString(v))
 		}
-		out = append(out, lr)
+		if asString(m["d"]) == "up" {
+			upRows = append(upRows, lr)
+		} else {
+			downRows = append(downRows, lr)
+		}
 	}
-	return out, nil
+	return upRows, downRows, nil
 }
 
 // Lineage answers q: a walk level by level from the center, upstream and
 // downstream concurrently, each level one request with a fan-out cap per
-// vertex, then one request for every lineage edge among the nodes found
-// (DERIVES too) and one for the jobs' run states.
+// vertex, then one request for the nodes found: their degrees, every
+// lineage edge among them (DERIVES too) and the jobs' run states.
 func (s *Server) Lineage(ctx context.Context, q LineageQuery) (*Lineage, error) {
 	p, err := parseNodeID(q.NodeID, false)
 	if err != nil {
@@ -233,29 +231,22 @@ func (w *walk) add(id string) bool {
 }
 
 // run walks level by level: at each level the upstream and the downstream
-// frontier are read concurrently (one request each), then merged in a fixed
+// frontier are read in one request (a union), then merged in a fixed
 // order (upstream first, each in the graph's order), so the same graph
 // gives the same answer even when the node cap cuts it.
 func (w *walk) run(ctx context.Context, center string, upDepth, downDepth int) error {
 	upF, downF := []string{center}, []string{center}
 	for d := 0; (d < upDepth && len(upF) > 0) || (d < downDepth && len(downF) > 0); d++ {
-		var upRows, downRows []levelRow
-		var upErr, downErr error
-		var wg sync.WaitGroup
-		if d < upDepth && len(upF) > 0 {
-			wg.Add(1)
-			go func() { defer wg.Done(); upRows, upErr = w.s.level(ctx, upF, true, true) }()
+		var ups, downs []string
+		if d < upDepth {
+			ups = upF
 		}
-		if d < downDepth && len(downF) > 0 {
-			wg.Add(1)
-			go func() { defer wg.Done(); downRows, downErr = w.s.level(ctx, downF, false, true) }()
+		if d < downDepth {
+			downs = downF
 		}
-		wg.Wait()
-		if upErr != nil {
-			return upErr
-		}
-		if downErr != nil {
-			return downErr
+		upRows, downRows, err := w.s.level(ctx, ups, downs)
+		if err != nil {
+			return err
 		}
 		upF, downF = w.merge(upRows, true), w.merge(downRows, false)
 	}
@@ -266,15 +257,9 @@ func (w *walk) run(ctx context.Context, center string, upDepth, downDepth int) e
 func (w *walk) merge(rows []levelRow, up bool) []string {
 	var next []string
 	for _, r := range rows {
-		if n := w.nodes[r.id]; n != nil {
-			n.in, n.out, n.counted = r.in, r.out, true
-		}
-		deg := r.out
-		if up {
-			deg = r.in
-		}
-		if int64(len(r.neighbors)) < deg {
+		if len(r.neighbors) > w.s.cfg.MaxFanOut {
 			w.truncated = true // fan-out cap: the rest are "more"
+			r.neighbors = r.neighbors[:w.s.cfg.MaxFanOut]
 		}
 		for _, nb := range r.neighbors {
 			_, seen := w.nodes[nb]
@@ -288,60 +273,58 @@ func (w *walk) merge(rows []levelRow, up bool) []string {
 
 func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 	ids := append([]string(nil), w.order...)
-	var uncounted, jobs []string
-	for _, id := range ids {
-		n := w.nodes[id]
-		if !n.counted {
-			uncounted = append(uncounted, id)
-		}
-		if n.ref.Kind == KindJob {
-			jobs = append(jobs, id)
-		}
+	countCap := w.s.cfg.CountCap
+	rows, err := w.s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		T, P, __ := gremlingo.T, gremlingo.P, gremlingo.T__
+		updated := __.Coalesce(__.Values("updatedAt"), __.Constant(int64(0)))
+		return g.V(anyStrings(ids)...).Project("id", "in", "out", "e", "last", "failed").
+			By(T.Id).
+			By(__.InE(walkLabels...).Limit(countCap).Count()).
+			By(__.OutE(walkLabels...).Limit(countCap).Count()).
+			By(__.OutE(lineageLabels...).Limit(countCap).Where(__.InV().HasId(P.Within(anyStrings(ids)...))).
+				Project("id", "label", "i", "p").By(T.Id).By(T.Label).By(__.InV().Id()).By(__.ValueMap()).Fold()).
+			By(__.In(edgeRunOf).HasLabel("Run").Limit(w.s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(1).Values("state").Fold()).
+			By(__.In(edgeRunOf).HasLabel("Run").Limit(w.s.cfg.RunScan).Has("state", "FAIL").Limit(1).Count())
+	})
+	if err != nil {
+		return nil, err
 	}
-	var (
-		wg                      sync.WaitGroup
-		countRows               []levelRow
-		edgeRows, runRows       []*gremlingo.Result
-		countErr, edgeErr, rErr error
-	)
-	if len(uncounted) > 0 {
-		wg.Add(1)
-		go func() { defer wg.Done(); countRows, countErr = w.s.level(ctx, uncounted, false, false) }()
+	type edgeRow struct {
+		o string
+		m map[any]any
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		edgeRows, edgeErr = w.s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
-			T, P, __ := gremlingo.T, gremlingo.P, gremlingo.T__
-			return g.V(anyStrings(ids)...).Local(__.OutE(lineageLabels...).Limit(w.s.cfg.CountCap)).
-				Where(__.InV().HasId(P.Within(anyStrings(ids)...))).
-				Project("id", "label", "o", "i", "p").By(T.Id).By(T.Label).By(__.OutV().Id()).By(__.InV().Id()).By(__.ValueMap())
-		})
-	}()
-	if len(jobs) > 0 {
-		wg.Add(1)
-		go func() { defer wg.Done(); runRows, rErr = w.s.runStates(ctx, jobs) }()
-	}
-	wg.Wait()
-	for _, err := range []error{countErr, edgeErr, rErr} {
+	var edgeRows []edgeRow
+	for _, r := range rows {
+		m, err := rowMap(r)
 		if err != nil {
 			return nil, err
 		}
-	}
-	for _, r := range countRows {
-		if n := w.nodes[r.id]; n != nil {
-			n.in, n.out, n.counted = r.in, r.out, true
+		id := asString(m["id"])
+		n := w.nodes[id]
+		if n == nil {
+			continue
+		}
+		n.in, _ = asInt64(m["in"])
+		n.out, _ = asInt64(m["out"])
+		for _, e := range list(m["e"]) {
+			if em, ok := e.(map[any]any); ok {
+				edgeRows = append(edgeRows, edgeRow{o: id, m: em})
+			}
+		}
+		if l := list(m["last"]); len(l) == 1 {
+			st := asString(l[0])
+			n.lastState = &st
+		}
+		if c, ok := asInt64(m["failed"]); ok && c > 0 {
+			n.failed = true
 		}
 	}
 	res := &Lineage{Center: center.NodeID(), Truncated: w.truncated}
 	inUsed := map[string]int64{}
 	outUsed := map[string]int64{}
 	for _, r := range edgeRows {
-		m, err := rowMap(r)
-		if err != nil {
-			return nil, err
-		}
-		o, i := asString(m["o"]), asString(m["i"])
+		m := r.m
+		o, i := r.o, asString(m["i"])
 		on, in := w.nodes[o], w.nodes[i]
 		if on == nil || in == nil {
 			continue
@@ -368,23 +351,6 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 		}
 		res.Edges = append(res.Edges, e)
 	}
-	for _, r := range runRows {
-		m, err := rowMap(r)
-		if err != nil {
-			return nil, err
-		}
-		n := w.nodes[asString(m["id"])]
-		if n == nil {
-			continue
-		}
-		if l, ok := m["last"].([]any); ok && len(l) == 1 {
-			st := asString(l[0])
-			n.lastState = &st
-		}
-		if c, ok := asInt64(m["failed"]); ok && c > 0 {
-			n.failed = true
-		}
-	}
 	for _, id := range ids {
 		n := w.nodes[id]
 		res.Nodes = append(res.Nodes, LineageNode{
@@ -400,18 +366,6 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 	}
 	res.Version = digest(res)
 	return res, nil
-}
-
-// runStates reads, per job, the state of its latest run (by updatedAt) and
-// whether any run failed, looking at most at RunScan runs per job.
-func (s *Server) runStates(ctx context.Context, jobs []string) ([]*gremlingo.Result, error) {
-	return s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
-		T, __ := gremlingo.T, gremlingo.T__
-		updated := __.Coalesce(__.Values("updatedAt"), __.Constant(int64(0)))
-		return g.V(anyStrings(jobs)...).Project("id", "last", "failed").By(T.Id).
-			By(__.In(edgeRunOf).HasLabel("Run").Limit(s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(1).Values("state").Fold()).
-			By(__.In(edgeRunOf).HasLabel("Run").Limit(s.cfg.RunScan).Has("state", "FAIL").Limit(1).Count())
-	})
 }
 
 // digest is the opaque version of a lineage answer: SHA-256 over its

@@ -105,11 +105,12 @@ func (s *Server) mqNamespaces(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	entries, err := s.index.snapshot(r.Context())
+	nm, err := s.index.snapshot(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	entries := nm.all()
 	all := namespaces(entries)
 	out := []MQNamespace{}
 	for _, ns := range window(all, limit, offset) {
@@ -131,11 +132,12 @@ func window[T any](all []T, limit, offset int) []T {
 
 func (s *Server) mqNamespace(w http.ResponseWriter, r *http.Request) {
 	ns := r.PathValue("ns")
-	entries, err := s.index.snapshot(r.Context())
+	nm, err := s.index.snapshot(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	entries := nm.all()
 	for i := range entries {
 		if entries[i].alias == nil && entries[i].ref.Namespace == ns {
 			writeJSON(w, http.StatusOK, mqNamespace(ns))
@@ -387,11 +389,12 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, kind, key str
 		s.fail(w, r, err)
 		return
 	}
-	entries, err := s.index.snapshot(r.Context())
+	nm, err := s.index.snapshot(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	entries := nm.all()
 	all := refsIn(entries, kind, r.PathValue("ns"))
 	pg := window(all, limit, offset)
 	ids := make([]string, len(pg))
@@ -478,9 +481,11 @@ func (s *Server) mqJobRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"runs": runs, "totalCount": len(d.Runs)})
 }
 
-// runVertexIDs are the ids a Run vertex of runID may have ("run:" + the
-// run id, as the model writes it).
-func runVertexIDs(runID string) []any { return []any{"run:" + runID} }
+// runVertexIDs are the ids a Run vertex of runID may have: the model's
+// lineage.RunVertexID ("run:" + len + ":" + runId + "/", the encoding of
+// the other vertex ids with an empty name) and the plain "run:" + runId of
+// the graph contract's first wording.
+func runVertexIDs(runID string) []any { return []any{vertexID("run:", runID, ""), "run:" + runID} }
 
 func (s *Server) mqRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
@@ -637,12 +642,12 @@ func (s *Server) mqSearch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	entries, err := s.index.snapshot(r.Context())
+	nm, err := s.index.snapshot(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	hits, total := search(entries, q, limit, kind)
+	hits, total := search(nm, q, limit, kind)
 	if strings.EqualFold(r.URL.Query().Get("sort"), "name") {
 		sort.SliceStable(hits, func(i, j int) bool { return hits[i].ref.Name < hits[j].ref.Name })
 	}

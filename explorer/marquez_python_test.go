@@ -56,7 +56,7 @@ func marquezPython(t *testing.T) string {
 
 // startServe builds and runs `lineageflow serve` on endpoint (a free
 // port) and returns its base URL.
-func startServe(t *testing.T, endpoint string) string {
+func startServe(t testing.TB, endpoint string, args ...string) (string, int) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lineageflow")
 	build := exec.Command("go", "build", "-o", bin, "../cmd/lineageflow")
@@ -64,7 +64,7 @@ func startServe(t *testing.T, endpoint string) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "serve", "-gremlin-endpoint", endpoint, "-http-addr", "127.0.0.1:0", "-log-format", "json")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "-gremlin-endpoint", endpoint, "-http-addr", "127.0.0.1:0", "-log-format", "json"}, args...)...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -91,11 +91,11 @@ func startServe(t *testing.T, endpoint string) string {
 	}()
 	select {
 	case u := <-urls:
-		return u
+		return u, cmd.Process.Pid
 	case <-time.After(60 * time.Second):
 		t.Fatal("lineageflow serve did not say where it listens within 60s")
 	}
-	return ""
+	return "", 0
 }
 
 // TestMarquezPythonClient drives a running `lineageflow serve` with the
@@ -105,7 +105,7 @@ func TestMarquezPythonClient(t *testing.T) {
 	ep := gremlinEndpoint(t)
 	python := marquezPython(t)
 	loadFixture(t, ep)
-	base := startServe(t, ep)
+	base, _ := startServe(t, ep)
 	out, err := exec.Command(python, filepath.Join("testdata", "marquez-python", "check.py"),
 		base, fxNS, fxClean.Name, fxETL.Name, fxRunFail).Output()
 	if err != nil {

@@ -3,9 +3,14 @@ package explorer
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 )
+
+// stampSuffix names the graph property holding a mergeable property's
+// stamp (lineage.StampSuffix in the model).
+const stampSuffix = "_ts"
 
 // maxRuns is how many runs /api/lf/v1/node lists for a job.
 const maxRuns = 20
@@ -112,6 +117,13 @@ func nodeDetails(ref Ref, m map[any]any) *NodeDetails {
 		Properties: map[string]any{}, Aliases: []AliasName{}, Runs: []RunSummary{}, Inputs: []string{}, Outputs: []string{}}
 	if pm, ok := m["p"].(map[any]any); ok {
 		d.Properties = props(pm)
+		for k := range d.Properties {
+			// The merge stamps the sink keeps beside mergeable properties
+			// (lineage.StampSuffix) are bookkeeping, not facets.
+			if strings.HasSuffix(k, stampSuffix) {
+				delete(d.Properties, k)
+			}
+		}
 	}
 	for _, a := range list(m["aliases"]) {
 		if am, ok := a.(map[any]any); ok {

@@ -91,7 +91,7 @@ func (c Config) Validate() error {
 		bad("Connections, MaxFanOut, DefaultMaxNodes, MaxDepth, CountCap and RunScan must be positive")
 	}
 	if c.MaxNodes < c.DefaultMaxNodes {
-		bad("MaxNodes (%d) is below DefaultMaxNodes (%d)", c.MaxNodes, c.DefaultMaxNodes)
+		bad("MaxNodes (%d, -explorer-max-nodes) is below DefaultMaxNodes (%d, the maxNodes of a request that gives none): raise it", c.MaxNodes, c.DefaultMaxNodes)
 	}
 	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 {
 		bad("RequestTimeout, IndexRefresh and Heartbeat must be positive, PollInterval at least 10ms")
@@ -332,12 +332,12 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	entries, err := s.index.snapshot(r.Context())
+	nm, err := s.index.snapshot(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	hits, _ := search(entries, q, limit, "")
+	hits, _ := search(nm, q, limit, "")
 	out := struct {
 		Results []SearchResult `json:"results"`
 	}{Results: make([]SearchResult, 0, len(hits))}
