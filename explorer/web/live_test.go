@@ -301,6 +301,6 @@ func BenchmarkLiveEdgeToDOM(b *testing.B) {
 	b.ReportMetric(float64(worst), "ms-write-to-dom-max")
 }
 
-// runVertexID is the Run vertex id (lineage.RunVertexID once the model work
-// is merged; the explorer finds runs through RUN_OF, not by id).
-func runVertexID(runID string) string { return "run:" + runID }
+// runVertexID is the model's lineage.RunVertexID ("run:" + len + ":" + runId
+// + "/"), written out until the model work is merged.
+func runVertexID(runID string) string { return "run:" + strconv.Itoa(len(runID)) + ":" + runID + "/" }
