@@ -193,6 +193,46 @@ func TestNodeAndSearchRoutes(t *testing.T) {
 	}
 }
 
+func TestColumnLineage(t *testing.T) {
+	ep := gremlinEndpoint(t)
+	loadFixture(t, ep)
+	_, hs := newTestServer(t, ep, Config{})
+	type graph struct {
+		Graph []MQFieldNode `json:"graph"`
+	}
+	ids := func(g graph) map[string]MQFieldNode {
+		m := map[string]MQFieldNode{}
+		for _, n := range g.Graph {
+			m[n.ID] = n
+		}
+		return m
+	}
+	var g graph
+	if code, b := get(t, hs.URL, "/api/v1/column-lineage?nodeId="+q("datasetField:ns1:clean:id"), &g); code != 200 {
+		t.Fatalf("%d %s", code, b)
+	}
+	m := ids(g)
+	clean, raw := m["datasetField:ns1:clean:id"], m["datasetField:ns1:raw:id"]
+	if len(m) != 2 || len(clean.Data.InputFields) != 1 || clean.Data.InputFields[0].Dataset != "raw" ||
+		clean.Data.TransformationType == nil || *clean.Data.TransformationType != "IDENTITY" || raw.ID == "" {
+		t.Errorf("upstream column lineage of clean.id: %+v", g.Graph)
+	}
+	g = graph{}
+	get(t, hs.URL, "/api/v1/column-lineage?nodeId="+q("datasetField:ns1:clean:id")+"&withDownstream=true", &g)
+	if m := ids(g); len(m) != 3 || len(m["datasetField:ns1:report:total"].InEdges) != 1 {
+		t.Errorf("column lineage with downstream: %+v", g.Graph)
+	}
+	g = graph{}
+	get(t, hs.URL, "/api/v1/column-lineage?nodeId="+q("dataset:ns1:clean")+"&depth=0", &g)
+	if m := ids(g); len(m) != 1 {
+		t.Errorf("fields of clean at depth 0: %+v", g.Graph)
+	}
+	var e errorBody
+	if code, _ := get(t, hs.URL, "/api/v1/column-lineage?nodeId="+q("datasetField:ns1:clean:nope"), &e); code != 404 {
+		t.Errorf("unknown field: %d", code)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	ep := gremlinEndpoint(t)
 	loadFixture(t, ep)
@@ -290,10 +330,25 @@ func TestGraphDown(t *testing.T) {
 	}
 	// Back up: answers again without a restart.
 	px.Refuse(false)
+	waitLineage(t, hs.URL)
+
+	// A stalled graph: 503 graph_timeout after RequestTimeout, then back.
+	px.Stall(true)
+	var e errorBody
+	if code, b := get(t, hs.URL, "/api/lf/v1/node?nodeId="+q(dsNode(fxClean)), &e); code != 503 || e.Error != ClassTimeout {
+		t.Errorf("stalled graph: %d %s, want 503 %s", code, b, ClassTimeout)
+	}
+	px.Stall(false)
+	waitLineage(t, hs.URL)
+}
+
+// waitLineage polls until the lineage of clean answers again.
+func waitLineage(t *testing.T, base string) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var l Lineage
-		code, _ := get(t, hs.URL, "/api/lf/v1/lineage?nodeId="+q(dsNode(fxClean)), &l)
+		code, _ := get(t, base, "/api/lf/v1/lineage?nodeId="+q(dsNode(fxClean)), &l)
 		if code == 200 && len(l.Nodes) == 3 {
 			break
 		}

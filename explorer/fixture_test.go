@@ -128,6 +128,25 @@ func writeModelExtras(t testing.TB, endpoint string) {
 		t.Fatal(err)
 	}
 	edge("ALIAS_OF", alias, lineage.DatasetID(fxClean))
+	// Column lineage as the model writes it: raw.id -> clean.id -> report.total.
+	field := func(d lineage.Dataset, f string) string {
+		id := "field:" + lineage.DatasetID(d) + "#" + f
+		if _, err := g.MergeV(map[any]any{T.Id: id, T.Label: "DatasetField"}).Property("namespace", d.Namespace).
+			Property("name", d.Name).Property("field", f).ToList(); err != nil {
+			t.Fatal(err)
+		}
+		edge("FIELD_OF", id, lineage.DatasetID(d))
+		return id
+	}
+	rawID, cleanID, total := field(fxRaw, "id"), field(fxClean, "id"), field(fxReport, "total")
+	colEdge := func(o, i, tt, td string) {
+		if _, err := g.MergeE(map[any]any{T.Label: "COLUMN_DERIVES", gremlingo.Direction.Out: o, gremlingo.Direction.In: i}).
+			Property("transformationType", tt).Property("transformationDescription", td).ToList(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	colEdge(rawID, cleanID, "IDENTITY", "copied")
+	colEdge(cleanID, total, "AGGREGATION", "count")
 	// Facets as the model writes them.
 	if _, err := g.V(lineage.DatasetID(fxClean)).Property("description", "cleaned rows").Property("description_ts", int64(5)).
 		Property("schema", `[{"name":"id","type":"BIGINT","description":"key"},{"name":"v","type":"STRING"}]`).ToList(); err != nil {

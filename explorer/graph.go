@@ -10,6 +10,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
+	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/sink"
 )
 
@@ -131,24 +132,41 @@ func (gr *graph) read(ctx context.Context, build func(g *gremlingo.GraphTraversa
 	}()
 	timer := time.NewTimer(gr.timeout)
 	defer timer.Stop()
+	abandon := func() {
+		// gremlin-go v3.7.4 treats an answer to a closed result set as a
+		// protocol error and drops the whole connection ("E0501: resultSet
+		// was not created before data was received"), so a result set is
+		// closed only when the read is abandoned for good, with the
+		// connection replaced.
+		rsMu.Lock()
+		if rs != nil {
+			rs.Close()
+		}
+		rsMu.Unlock()
+		gr.reset(drc)
+	}
 	var r res
 	select {
 	case r = <-ch:
 	case <-timer.C:
-		r.err = &GraphError{Class: ClassTimeout, Err: fmt.Errorf("no answer within %v", gr.timeout)}
+		abandon()
+		return nil, &GraphError{Class: ClassTimeout, Err: fmt.Errorf("no answer within %v", gr.timeout)}
 	case <-ctx.Done():
-		r.err = ctx.Err()
+		// The caller went away: let the answer arrive (bounded by the
+		// timeout) rather than break the pooled connection.
+		go func() {
+			t := time.NewTimer(gr.timeout)
+			defer t.Stop()
+			select {
+			case <-ch:
+			case <-t.C:
+				abandon()
+			}
+		}()
+		return nil, ctx.Err()
 	}
 	if r.err == nil {
 		return r.rs, nil
-	}
-	rsMu.Lock()
-	if rs != nil {
-		rs.Close()
-	}
-	rsMu.Unlock()
-	if errors.Is(r.err, context.Canceled) || errors.Is(r.err, context.DeadlineExceeded) {
-		return nil, r.err
 	}
 	var ge *GraphError
 	if errors.As(r.err, &ge) {
@@ -188,26 +206,9 @@ func asString(v any) string {
 	return fmt.Sprint(v)
 }
 
-// asInt64 returns a numeric value as int64.
-func asInt64(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return n, true
-	case int32:
-		return int64(n), true
-	case int:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case int8:
-		return int64(n), true
-	case float64:
-		return int64(n), true
-	case float32:
-		return int64(n), true
-	}
-	return 0, false
-}
+// asInt64 returns a numeric property value as int64 (as GraphBinary
+// returns it: int64, int32, int or an integral float64).
+func asInt64(v any) (int64, bool) { return graphread.AsInt64(v) }
 
 // anyStrings converts ids for g.V(...).
 func anyStrings(ids []string) []any {

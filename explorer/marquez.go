@@ -587,9 +587,13 @@ func nonNil(e []MQEdge) []MQEdge {
 	return e
 }
 
-// mqColumnLineage answers Marquez's column lineage. The graph has no
-// DatasetField vertices yet (the model adds them): a known dataset or job
-// answers an empty graph, an unknown one 404.
+// mqColumnLineage answers Marquez's column lineage from the model's
+// DatasetField vertices (DatasetField -[FIELD_OF]-> Dataset, input field
+// -[COLUMN_DERIVES]-> output field): the fields of the node (one field for
+// a datasetField id, every field of a dataset, every output field of a
+// job's outputs), then `depth` levels upstream (and downstream with
+// withDownstream=true), bounded like the lineage walk. A known node without
+// field lineage answers an empty graph; an unknown one 404.
 func (s *Server) mqColumnLineage(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.Query().Get("nodeId")
 	if i := strings.LastIndexByte(raw, '#'); i > 0 {
@@ -600,15 +604,182 @@ func (s *Server) mqColumnLineage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if _, err := intParam(r, "depth", 20, 0, s.cfg.MaxDepth); err != nil {
+	depth, err := intParam(r, "depth", 20, 0, s.cfg.MaxDepth)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if _, err := s.resolve(r.Context(), p); err != nil {
+	down := strings.EqualFold(r.URL.Query().Get("withDownstream"), "true")
+	ref, err := s.resolve(r.Context(), p)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"graph": []any{}})
+	graph, err := s.columnLineage(r.Context(), ref, p.field, depth, down)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"graph": graph})
+}
+
+// Column lineage labels of the model.
+const (
+	labelField        = "DatasetField"
+	edgeFieldOf       = "FIELD_OF"
+	edgeColumnDerives = "COLUMN_DERIVES"
+)
+
+// MQFieldNode is one node of Marquez's column lineage graph.
+type MQFieldNode struct {
+	ID       string      `json:"id"`
+	Type     string      `json:"type"`
+	Data     MQFieldData `json:"data"`
+	InEdges  []MQEdge    `json:"inEdges"`
+	OutEdges []MQEdge    `json:"outEdges"`
+}
+
+// MQFieldData is a field and the input fields it derives from.
+type MQFieldData struct {
+	Namespace                 string         `json:"namespace"`
+	Dataset                   string         `json:"dataset"`
+	DatasetVersion            *string        `json:"datasetVersion"`
+	Field                     string         `json:"field"`
+	FieldType                 *string        `json:"fieldType"`
+	TransformationDescription *string        `json:"transformationDescription"`
+	TransformationType        *string        `json:"transformationType"`
+	InputFields               []MQInputField `json:"inputFields"`
+}
+
+// MQInputField is one input of a derived field.
+type MQInputField struct {
+	Namespace                 string  `json:"namespace"`
+	Dataset                   string  `json:"dataset"`
+	DatasetVersion            *string `json:"datasetVersion"`
+	Field                     string  `json:"field"`
+	TransformationDescription *string `json:"transformationDescription"`
+	TransformationType        *string `json:"transformationType"`
+}
+
+type fieldState struct {
+	ns, ds, field string
+	inputs        []fieldInput // COLUMN_DERIVES in-edges
+	outputs       []string     // vertex ids downstream
+}
+
+type fieldInput struct {
+	from   string // vertex id
+	tt, td string
+}
+
+// columnLineage walks the field graph from ref's fields.
+func (s *Server) columnLineage(ctx context.Context, ref Ref, field string, depth int, down bool) ([]MQFieldNode, error) {
+	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		t := g.V(ref.VertexID())
+		if ref.Kind == KindJob {
+			t = t.Out(EdgeOutputs)
+		}
+		t = t.In(edgeFieldOf).HasLabel(labelField)
+		if field != "" {
+			t = t.Has("field", field)
+		}
+		return t.Limit(s.cfg.MaxFanOut).Id()
+	})
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]*fieldState{}
+	var order, frontier []string
+	for _, r := range rows {
+		id := asString(r.GetInterface())
+		frontier = append(frontier, id)
+	}
+	if field != "" && len(frontier) == 0 {
+		return nil, &NotFoundError{Msg: "field " + quoteShort(field) + " of " + quoteShort(ref.NodeID()) + " not found"}
+	}
+	maxNodes := s.cfg.MaxNodes
+	for d := 0; len(frontier) > 0; d++ {
+		rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+			T, __ := gremlingo.T, gremlingo.T__
+			str := func(k string) *gremlingo.GraphTraversal { return __.Coalesce(__.Values(k), __.Constant("")) }
+			return g.V(anyStrings(frontier)...).Project("id", "ns", "ds", "f", "in", "out").By(T.Id).
+				By(str("namespace")).By(str("name")).By(str("field")).
+				By(__.InE(edgeColumnDerives).Limit(s.cfg.MaxFanOut).
+					Project("o", "tt", "td").By(__.OutV().Id()).By(str("transformationType")).By(str("transformationDescription")).Fold()).
+				By(__.Out(edgeColumnDerives).Limit(s.cfg.MaxFanOut).Id().Fold())
+		})
+		if err != nil {
+			return nil, err
+		}
+		var next []string
+		add := func(id string) {
+			if _, ok := fields[id]; !ok && len(fields) < maxNodes && d < depth {
+				fields[id] = nil
+				next = append(next, id)
+			}
+		}
+		for _, r := range rows {
+			m, err := rowMap(r)
+			if err != nil {
+				return nil, err
+			}
+			id := asString(m["id"])
+			if fields[id] == nil {
+				order = append(order, id)
+			}
+			st := &fieldState{ns: asString(m["ns"]), ds: asString(m["ds"]), field: asString(m["f"])}
+			for _, e := range list(m["in"]) {
+				if em, ok := e.(map[any]any); ok {
+					fi := fieldInput{from: asString(em["o"]), tt: asString(em["tt"]), td: asString(em["td"])}
+					st.inputs = append(st.inputs, fi)
+					add(fi.from)
+				}
+			}
+			for _, o := range list(m["out"]) {
+				st.outputs = append(st.outputs, asString(o))
+				if down {
+					add(asString(o))
+				}
+			}
+			fields[id] = st
+		}
+		frontier = next
+	}
+	nodeID := func(f *fieldState) string { return KindField + ":" + f.ns + ":" + f.ds + ":" + f.field }
+	opt := func(v string) *string {
+		if v == "" {
+			return nil
+		}
+		return &v
+	}
+	out := make([]MQFieldNode, 0, len(order))
+	for _, id := range order {
+		f := fields[id]
+		if f == nil {
+			continue
+		}
+		n := MQFieldNode{ID: nodeID(f), Type: "DATASET_FIELD", InEdges: []MQEdge{}, OutEdges: []MQEdge{},
+			Data: MQFieldData{Namespace: f.ns, Dataset: f.ds, Field: f.field, InputFields: []MQInputField{}}}
+		for _, in := range f.inputs {
+			src := fields[in.from]
+			if src == nil {
+				continue // beyond depth or caps
+			}
+			n.Data.InputFields = append(n.Data.InputFields, MQInputField{Namespace: src.ns, Dataset: src.ds, Field: src.field,
+				TransformationDescription: opt(in.td), TransformationType: opt(in.tt)})
+			n.InEdges = append(n.InEdges, MQEdge{Origin: nodeID(src), Destination: n.ID})
+			if n.Data.TransformationType == nil {
+				n.Data.TransformationType, n.Data.TransformationDescription = opt(in.tt), opt(in.td)
+			}
+		}
+		for _, o := range f.outputs {
+			if dst := fields[o]; dst != nil {
+				n.OutEdges = append(n.OutEdges, MQEdge{Origin: n.ID, Destination: nodeID(dst)})
+			}
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // MQSearchResult is one hit of Marquez's search.

@@ -35,7 +35,7 @@ def main():
     out["run"] = c.get_job_run(run_id)["state"]
     out["datasetVersions"] = c.list_dataset_versions(ns, dataset)["versions"]
     out["tags"] = c.list_tags()["tags"]
-    out["columnLineage"] = c.get_column_lineage_by_dataset(ns, dataset)["graph"]
+    out["columnLineage"] = sorted(n["id"] for n in c.get_column_lineage_by_dataset(ns, dataset)["graph"])
     r = requests.get(base + "/api/v1/lineage", params={"nodeId": f"dataset:{ns}:{dataset}", "depth": 2}, timeout=30)
     r.raise_for_status()
     out["lineage"] = sorted(n["id"] for n in r.json()["graph"])
