@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/lineageflow/lineageflow/explorer/web"
 )
@@ -259,6 +260,9 @@ func TestUIAgainstFakeAPI(t *testing.T) {
 	if upCls < 2 {
 		t.Errorf("selecting agg highlights %d upstream nodes, want >= 2 (clean.orders, clean, ...)", upCls)
 	}
+	// Keyboard on the graph: from agg, ArrowLeft selects its input clean.orders.
+	run(t, ctx, d, "focus graph", chromedp.Focus(`#cy`, chromedp.ByQuery), chromedp.KeyEvent(kb.ArrowLeft))
+	waitJS(t, ctx, d, "ArrowLeft selects the input", `__lf.state().sel === `+jsStr(co))
 	run(t, ctx, d, "select clean.orders", chromedp.Click(`#nodelist li[data-node-id=`+cssStr(co)+`] button.nb`, chromedp.ByQuery))
 	waitJS(t, ctx, d, "schema table", `[...document.querySelectorAll('#details table[aria-label=Schema] td')].some(td => td.textContent === 'order_id')`)
 	shot(t, ctx, "fake-selected")
