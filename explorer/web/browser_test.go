@@ -198,6 +198,7 @@ func demoEstate() *fakeGraph {
 	c := g.node(co)
 	c.Props["schema"] = `[{"name":"order_id","type":"BIGINT","description":"the order"},{"name":"amount","type":"DECIMAL"}]`
 	c.Props["description"] = "Cleaned orders"
+	g.columns[co] = map[string]map[string]any{"order_id": {"namespace": "s3://lake", "dataset": "raw.orders", "field": "id"}}
 	return g
 }
 
@@ -265,6 +266,7 @@ func TestUIAgainstFakeAPI(t *testing.T) {
 	waitJS(t, ctx, d, "ArrowLeft selects the input", `__lf.state().sel === `+jsStr(co))
 	run(t, ctx, d, "select clean.orders", chromedp.Click(`#nodelist li[data-node-id=`+cssStr(co)+`] button.nb`, chromedp.ByQuery))
 	waitJS(t, ctx, d, "schema table", `[...document.querySelectorAll('#details table[aria-label=Schema] td')].some(td => td.textContent === 'order_id')`)
+	waitJS(t, ctx, d, "column lineage", `document.querySelector('#column-lineage tr[data-field=order_id]')?.textContent.includes('raw.orders.id')`)
 	shot(t, ctx, "fake-selected")
 
 	// Live: a new job reading clean.orders appears without reload; old nodes

@@ -22,6 +22,8 @@ type fakeGraph struct {
 	edges map[string]fakeEdge
 	down  bool
 	gen   int
+	// columns: dataset node id -> field -> the input field it comes from
+	columns map[string]map[string]map[string]any
 }
 
 type fakeNode struct {
@@ -36,7 +38,7 @@ type fakeEdge struct {
 }
 
 func newFakeGraph() *fakeGraph {
-	return &fakeGraph{nodes: map[string]*fakeNode{}, edges: map[string]fakeEdge{}}
+	return &fakeGraph{nodes: map[string]*fakeNode{}, edges: map[string]fakeEdge{}, columns: map[string]map[string]map[string]any{}}
 }
 
 func dsID(ns, name string) string  { return "dataset:" + ns + ":" + name }
@@ -248,6 +250,23 @@ func (g *fakeGraph) api() http.Handler {
 		writeJSON(w, 200, map[string]any{"id": n.ID, "type": n.Type, "namespace": n.Namespace, "name": n.Name,
 			"properties": n.Props, "aliases": []any{}, "firstSeen": 1763000000000, "lastSeen": 1764000000000,
 			"lastRunId": "r1", "runs": runs, "inputs": []string{}, "outputs": []string{}})
+	})
+	mux.HandleFunc("/api/v1/column-lineage", func(w http.ResponseWriter, r *http.Request) {
+		n := g.node(r.URL.Query().Get("nodeId"))
+		if n == nil {
+			writeJSON(w, 404, map[string]any{"code": 404, "message": "no such node"})
+			return
+		}
+		g.mu.Lock()
+		cols := g.columns[n.ID]
+		g.mu.Unlock()
+		graph := []map[string]any{}
+		for field, in := range cols {
+			graph = append(graph, map[string]any{"id": "datasetField:" + n.Namespace + ":" + n.Name + ":" + field, "type": "DATASET_FIELD",
+				"data": map[string]any{"namespace": n.Namespace, "dataset": n.Name, "field": field, "transformationType": "IDENTITY",
+					"inputFields": []map[string]any{in}}, "inEdges": []any{}, "outEdges": []any{}})
+		}
+		writeJSON(w, 200, map[string]any{"graph": graph})
 	})
 	mux.HandleFunc("/api/lf/v1/search", func(w http.ResponseWriter, r *http.Request) {
 		if g.isDown() {

@@ -29,7 +29,8 @@ import (
 //	raw -DERIVES-> clean
 //
 // plus the model's Run vertices of etl (one COMPLETE, one FAIL that WROTE
-// a "ghost" dataset: a failed run, never lineage).
+// a "ghost" dataset: a failed run, never lineage) and column lineage
+// raw.id -> clean.order_id.
 type liveEstate struct {
 	endpoint                string
 	sfx                     string
@@ -104,6 +105,22 @@ func newLiveEstate(t testing.TB, endpoint string) *liveEstate {
 		t.Fatal(err)
 	}
 	if _, err := g.MergeE(map[any]any{T.Label: "WROTE", gremlingo.Direction.Out: runVertexID("fail-" + sfx), gremlingo.Direction.In: D(e.gho)}).ToList(); err != nil {
+		t.Fatal(err)
+	}
+	// Column lineage as the model writes it: raw.id -> clean.order_id.
+	field := func(d lineage.Dataset, f string) string {
+		id := "field:" + D(d) + "#" + f
+		if _, err := g.MergeV(map[any]any{T.Id: id, T.Label: "DatasetField"}).Property("namespace", d.Namespace).
+			Property("name", d.Name).Property("field", f).ToList(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.MergeE(map[any]any{T.Label: "FIELD_OF", gremlingo.Direction.Out: id, gremlingo.Direction.In: D(d)}).ToList(); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	if _, err := g.MergeE(map[any]any{T.Label: "COLUMN_DERIVES", gremlingo.Direction.Out: field(e.raw, "id"), gremlingo.Direction.In: field(e.clean, "order_id")}).
+		Property("transformationType", "IDENTITY").ToList(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.V(D(e.clean)).Property("description", "cleaned orders").
@@ -219,6 +236,7 @@ func TestLiveExplorerOnGremlinStandin(t *testing.T) {
 	}
 	run(t, ctx, d, "select clean", chromedp.Click(`#nodelist li[data-node-id=`+cssStr(clean)+`] button.nb`, chromedp.ByQuery))
 	waitJS(t, ctx, d, "schema", `[...document.querySelectorAll('#details table[aria-label=Schema] td')].some(td => td.textContent === 'order_id')`)
+	waitJS(t, ctx, d, "column lineage", `document.querySelector('#column-lineage tr[data-field=order_id]')?.textContent.includes(`+jsStr(e.raw.Name+".id")+`)`)
 	shot(t, ctx, "live-before")
 
 	// Live: a new job reading clean, written through the sink.

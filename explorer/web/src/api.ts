@@ -121,3 +121,25 @@ export async function search(q: string, limit: number, signal?: AbortSignal): Pr
   );
   return r.results || [];
 }
+
+/** One field of Marquez's column-lineage answer (/api/v1/column-lineage). */
+export interface FieldNode {
+  id: string;
+  data: {
+    namespace: string;
+    dataset: string;
+    field: string;
+    transformationType?: string | null;
+    transformationDescription?: string | null;
+    inputFields?: { namespace: string; dataset: string; field: string }[] | null;
+  } | null;
+}
+
+/** The column lineage of a dataset's fields, one level upstream. */
+export async function fetchColumnLineage(nodeId: string, signal?: AbortSignal): Promise<FieldNode[]> {
+  const r = await getJSON<{ graph: FieldNode[] | null }>(
+    '/api/v1/column-lineage?' + new URLSearchParams({ nodeId, depth: '1' }).toString(),
+    signal,
+  );
+  return r.graph || [];
+}

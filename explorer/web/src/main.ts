@@ -9,7 +9,7 @@
 // and the user's zoom, pan and selection are kept.
 import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
-import { ApiError, fetchLineage, fetchNode, lineageQuery, search } from './api';
+import { ApiError, fetchColumnLineage, fetchLineage, fetchNode, lineageQuery, search } from './api';
 import type { LEdge, LNode, Lineage, NodeDetails, SearchResult } from './api';
 
 cytoscape.use(dagre);
@@ -863,6 +863,7 @@ class App {
         if (ab.signal.aborted) return;
         box.removeAttribute('aria-busy');
         box.replaceChildren(...this.detailsView(d));
+        if (d.type === 'DATASET') this.columnLineage(d, box, ab.signal);
       },
       (e) => {
         if (ab.signal.aborted || (e as Error).name === 'AbortError') return;
@@ -870,6 +871,35 @@ class App {
         const err = e instanceof ApiError ? e : new ApiError(0, String(e));
         box.replaceChildren(el('p', { class: 'hint', role: 'alert' }, 'Details unavailable: ' + err.message));
         if (err.graphDown) this.showError(err);
+      },
+    );
+  }
+
+  /** Adds the dataset's column lineage (each field and the fields it comes from), if the graph has any. */
+  private columnLineage(d: NodeDetails, box: HTMLElement, signal: AbortSignal): void {
+    fetchColumnLineage(d.id, signal).then(
+      (graph) => {
+        if (signal.aborted) return;
+        const rows: HTMLElement[] = [];
+        for (const f of graph) {
+          const x = f.data;
+          if (!x || x.namespace !== d.namespace || x.dataset !== d.name || !x.inputFields || !x.inputFields.length) continue;
+          for (const i of x.inputFields) {
+            rows.push(el('tr', { 'data-field': x.field },
+              el('td', {}, x.field),
+              el('td', { title: i.namespace }, i.dataset + '.' + i.field),
+              el('td', { title: x.transformationDescription || '' }, x.transformationType || '')));
+          }
+        }
+        if (!rows.length) return;
+        rows.sort((a, b) => (a.dataset.field || '').localeCompare(b.dataset.field || ''));
+        box.append(el('h3', {}, 'Column lineage'),
+          el('table', { 'aria-label': 'Column lineage', id: 'column-lineage' },
+            el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Field'), el('th', { scope: 'col' }, 'From'), el('th', { scope: 'col' }, 'Transformation'))),
+            el('tbody', {}, ...rows)));
+      },
+      () => {
+        /* no column lineage (older graph, or none recorded): the section is left out */
       },
     );
   }
