@@ -129,14 +129,15 @@ class Source {
     private readonly failed: (e: ApiError) => void,
   ) {}
 
-  get key(): string {
-    return Source.keyOf(this.nodeId, this.up, this.down);
-  }
-  static keyOf(n: string, up: number, down: number): string {
-    return up + '/' + down + '/' + n;
+  static keyOf(n: string, up: number, down: number, max: number): string {
+    return up + '/' + down + '/' + max + '/' + n;
   }
   get live(): boolean {
     return this.es !== null && this.es.readyState === EventSource.OPEN;
+  }
+  /** This source holds (or tries to hold) an event stream. */
+  get streaming(): boolean {
+    return this.useSSE && !this.closed;
   }
 
   start(): void {
@@ -335,8 +336,8 @@ class App {
       // In the dataset-only view a depth step is dataset -> job -> dataset:
       // two hops of the graph.
       const k = s.ds ? 2 : 1;
-      want.set(Source.keyOf(s.node, s.up * k, s.down * k), [s.node, s.up * k, s.down * k]);
-      for (const x of s.x) want.set(Source.keyOf(x, k, k), [x, k, k]);
+      want.set(Source.keyOf(s.node, s.up * k, s.down * k, s.max), [s.node, s.up * k, s.down * k]);
+      for (const x of s.x) want.set(Source.keyOf(x, k, k, s.max), [x, k, k]);
     }
     for (const [k, src] of this.sources) {
       if (!want.has(k)) {
@@ -345,7 +346,7 @@ class App {
       }
     }
     let sse = 0;
-    for (const src of this.sources.values()) if (src.live) sse++;
+    for (const src of this.sources.values()) if (src.streaming) sse++;
     for (const [k, [n, up, down]] of want) {
       if (this.sources.has(k)) continue;
       const src = new Source(n, up, down, s.max, sse < MAX_SSE, () => this.queueRender(), (e) => this.showError(e));
