@@ -356,7 +356,16 @@ func TestUIBannerWhenGraphDownAtStart(t *testing.T) {
 	ctx := newBrowser(t)
 	co := dsID("s3://lake", "clean.orders")
 	run(t, ctx, 10*time.Second, "open deep link", chromedp.Navigate(srv.URL+"/?node="+url.QueryEscape(co)+"&up=1&down=1"))
-	waitJS(t, ctx, 10*time.Second, "banner", `!document.getElementById('banner').hidden && document.getElementById('banner').dataset.error === 'graph_unreachable'`)
+	waitJS(t, ctx, 10*time.Second, "banner", `!document.getElementById('banner').hidden && document.getElementById('banner').dataset.error === 'graph_unreachable' && document.getElementById('status').textContent === 'Graph unreachable'`)
 	g.setDown(false)
-	waitJS(t, ctx, 15*time.Second, "view after recovery", `document.getElementById('banner').hidden && document.querySelector('#nodelist li[data-node-id=`+cssStr(co)+`]') !== null`)
+	waitJS(t, ctx, 15*time.Second, "view after recovery", `document.getElementById('banner').hidden && document.querySelector('#nodelist li[data-node-id=`+cssStr(co)+`]') !== null && document.getElementById('status').textContent === 'Live'`)
+	// A tap on a node with "more" selects and expands it (clean: 1 more upstream).
+	run(t, ctx, 10*time.Second, "tap clean", chromedp.Evaluate(`__lf.cy.getElementById(`+jsStr(jobID("etl", "clean"))+`).emit('tap'); true`, nil))
+	waitJS(t, ctx, 10*time.Second, "tap expands", `document.querySelector('#nodelist li[data-node-id=`+cssStr(dsID("s3://lake", "raw.orders"))+`]') !== null`)
+	// Enter on the focused graph expands the selected node (agg: 1 more downstream).
+	agg := jobID("etl", "agg")
+	run(t, ctx, 10*time.Second, "select agg", chromedp.Click(`#nodelist li[data-node-id=`+cssStr(agg)+`] button.nb`, chromedp.ByQuery))
+	waitJS(t, ctx, 10*time.Second, "agg selected", `__lf.state().sel === `+jsStr(agg))
+	run(t, ctx, 10*time.Second, "enter on graph", chromedp.Focus(`#cy`, chromedp.ByQuery), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, 10*time.Second, "enter expands", `document.querySelector('#nodelist li[data-node-id=`+cssStr(dsID("s3://lake", "agg.daily"))+`]') !== null`)
 }
