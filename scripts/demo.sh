@@ -3,7 +3,10 @@
 # stand-ins (own directory and ports), replays testdata/ into a new Kinesis
 # stream, runs two workers (KCL -> processor -> Gremlin sink), waits until
 # the graph equals what the reference model says the input must give, prints
-# a summary of the graph and the verify result, and stops what it started.
+# a summary of the graph and the verify result, then starts the explorer
+# (`lineageflow serve`) on that graph, takes a screenshot of it in headless
+# Chromium and prints its path and the URL. It stops what it started, unless
+# DEMO_KEEP=1: then everything keeps running for a person until Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -56,4 +59,35 @@ done
 
 echo "== verify (waits up to $WAIT for the graph to be complete)"
 "$LF" verify -gremlin-endpoint "$LINEAGEFLOW_GREMLIN_ENDPOINT" -wait "$WAIT" -summary "${INPUT[@]}"
+
+# The explorer on the demo's graph: `lineageflow serve`, a screenshot of the
+# lineage around a real dataset in headless Chromium, the URL for a person.
+EXPLORER_PORT="${DEMO_EXPLORER_PORT:-38080}"
+EXPLORER_NODE="${DEMO_EXPLORER_NODE:-dataset:glue://catalog:staging.orders_clean}"
+EXPLORER_SELECT="${DEMO_EXPLORER_SELECT:-job:spark://emr-prod:daily_orders.build_mart}"
+SCREENSHOT="${DEMO_SCREENSHOT:-$ROOT/tmp/demo-explorer.png}"
+base="http://127.0.0.1:$EXPLORER_PORT"
+echo "== explorer ($base)"
+"$LF" serve -gremlin-endpoint "$LINEAGEFLOW_GREMLIN_ENDPOINT" -http-addr "127.0.0.1:$EXPLORER_PORT" >"$work/serve.log" 2>&1 &
+worker_pids+=($!)
+for _ in $(seq 1 150); do
+	curl -fsS "$base/api/lf/v1/health" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+curl -fsS "$base/api/lf/v1/health" >/dev/null || { echo "demo: the explorer did not become healthy:" >&2; tail -n 20 "$work/serve.log" >&2; exit 1; }
+urlq() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
+view="$base/?node=$(urlq "$EXPLORER_NODE")&up=2&down=3&sel=$(urlq "$EXPLORER_SELECT")"
+mkdir -p "$(dirname "$SCREENSHOT")"
+go build -o "$work/screenshot" ./tools/screenshot
+if "$work/screenshot" -url "$view" -out "$SCREENSHOT" >/dev/null; then
+	echo "explorer screenshot: $SCREENSHOT"
+else
+	echo "demo: no screenshot (is Chromium installed? apt-get install chromium)" >&2
+	[ "${DEMO_REQUIRE_SCREENSHOT:-0}" = 1 ] && exit 1
+fi
+echo "explorer: $view"
 echo "demo: PASS"
+if [ "${DEMO_KEEP:-0}" = 1 ]; then
+	echo "DEMO_KEEP=1: stand-ins, workers and the explorer keep running; open $base/ (Ctrl-C stops everything)"
+	wait "${worker_pids[-1]}"
+fi

@@ -1,0 +1,77 @@
+package web_test
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// bigEstate is a 1,001-node neighbourhood of dataset "hub" (up 2, down 2):
+// hub -> 50 jobs -> 11 datasets each, and 20 jobs reading 19 datasets each
+// -> hub.
+func bigEstate() (*fakeGraph, string) {
+	g := newFakeGraph()
+	hub := g.addNode("DATASET", "warehouse", "hub")
+	for j := 0; j < 50; j++ {
+		job := g.addNode("JOB", "etl", fmt.Sprintf("down-job-%02d", j))
+		g.addEdge("INPUT_TO", hub, job)
+		for d := 0; d < 11; d++ {
+			g.addEdge("OUTPUTS", job, g.addNode("DATASET", "warehouse", fmt.Sprintf("mart.table_%02d_%02d", j, d)))
+		}
+	}
+	for j := 0; j < 20; j++ {
+		job := g.addNode("JOB", "ingest", fmt.Sprintf("up-job-%02d", j))
+		g.addEdge("OUTPUTS", job, hub)
+		for d := 0; d < 19; d++ {
+			g.addEdge("INPUT_TO", g.addNode("DATASET", "s3://raw", fmt.Sprintf("raw/source_%02d_%02d", j, d)), job)
+		}
+	}
+	return g, hub
+}
+
+// BenchmarkRender1000Nodes opens a deep link to a 1,001-node neighbourhood
+// in headless Chromium and reports the time from navigation start to the
+// first frame after the graph is laid out and drawn (ms-to-interactive,
+// goal <= 1000), the time of the render that built it (ms-render), and the
+// CPU time all Chromium processes used for it (cpu-ms-to-interactive: on a
+// loaded machine the wall-clock figures measure the load).
+func BenchmarkRender1000Nodes(b *testing.B) {
+	g, hub := bigEstate()
+	srv := uiServer(b, g.api())
+	ctx := newBrowser(b)
+	u := srv.URL + "/?node=" + url.QueryEscape(hub) + "&up=2&down=2&max=2000"
+	var total, render, cpu float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tab := ctx
+		cpu0 := chromiumCPUms(ctx)
+		// A new URL each time: a fresh page load.
+		run(b, tab, 30*time.Second, "navigate", chromedp.Navigate(u+"&i="+strconv.Itoa(i)))
+		waitJS(b, tab, 30*time.Second, "interactive", `window.__lf && __lf.interactiveAt > 0`)
+		cpu += chromiumCPUms(ctx) - cpu0
+		var r struct {
+			At, Render float64
+			Nodes      int
+			Timings    map[string]float64
+		}
+		run(b, tab, 10*time.Second, "read", chromedp.Evaluate(`({At: __lf.interactiveAt, Render: __lf.lastRenderMs, Nodes: __lf.cy.nodes().length, Timings: __lf.timings})`, &r))
+		if i == 0 {
+			b.Logf("first render: %+v", r)
+			shot(b, tab, "render-1000")
+		}
+		if r.Nodes != 1001 {
+			b.Fatalf("drawn %d nodes, want 1001", r.Nodes)
+		}
+		total += r.At
+		render += r.Render
+	}
+	b.ReportMetric(total/float64(b.N), "ms-to-interactive")
+	b.ReportMetric(render/float64(b.N), "ms-render")
+	// Chromium's CPU time for the same span (load, fetch, layout, first
+	// frame): the wall-clock figures above grow with the machine's load.
+	b.ReportMetric(cpu/float64(b.N), "cpu-ms-to-interactive")
+}

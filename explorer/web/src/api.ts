@@ -1,0 +1,145 @@
+// The explorer API as the UI uses it (see explorer/openapi.yaml and
+// EXPLORER-API.md): our own routes under /api/lf/v1/.
+
+export type NodeType = 'DATASET' | 'JOB';
+export type EdgeType = 'INPUT_TO' | 'OUTPUTS' | 'DERIVES';
+
+export interface LNode {
+  id: string;
+  type: NodeType;
+  namespace: string;
+  name: string;
+  lastSeen: number | null;
+  hasFailedRuns: boolean;
+  lastRunState: string | null;
+  more?: { up: number; down: number } | null;
+}
+
+export interface LEdge {
+  id: string;
+  type: EdgeType;
+  origin: string;
+  destination: string;
+  firstSeen?: number;
+  lastSeen?: number;
+  lastRunId?: string;
+}
+
+export interface Lineage {
+  center: string;
+  nodes: LNode[];
+  edges: LEdge[];
+  truncated: boolean;
+  version: string;
+}
+
+export interface Run {
+  runId: string;
+  state: string;
+  startedAt?: number | null;
+  endedAt?: number | null;
+  durationMs?: number | null;
+  errorMessage?: string | null;
+  updatedAt?: number | null;
+}
+
+export interface NodeDetails {
+  id: string;
+  type: NodeType;
+  namespace: string;
+  name: string;
+  properties?: Record<string, unknown> | null;
+  aliases?: { namespace: string; name: string; type?: string }[] | null;
+  firstSeen?: number | null;
+  lastSeen?: number | null;
+  lastRunId?: string | null;
+  runs?: Run[] | null;
+  inputs?: string[] | null;
+  outputs?: string[] | null;
+}
+
+export interface SearchResult {
+  id: string;
+  type: NodeType;
+  namespace: string;
+  name: string;
+  matchedAlias?: { namespace: string; name: string } | null;
+}
+
+/** An error answer of the API (JSON {code, message}) or a network failure. */
+export class ApiError extends Error {
+  constructor(public status: number, message: string, public errorClass = '') {
+    super(message);
+  }
+  /** The graph (not the explorer server) is unreachable. */
+  get graphDown(): boolean {
+    return this.status === 503;
+  }
+}
+
+export function lineageQuery(nodeId: string, up: number, down: number, maxNodes?: number): string {
+  const q = new URLSearchParams({ nodeId, up: String(up), down: String(down) });
+  if (maxNodes) q.set('maxNodes', String(maxNodes));
+  return q.toString();
+}
+
+async function getJSON<T>(path: string, signal?: AbortSignal): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, { headers: { Accept: 'application/json' }, signal });
+  } catch (e) {
+    if ((e as Error).name === 'AbortError') throw e;
+    throw new ApiError(0, 'the explorer server cannot be reached');
+  }
+  if (!res.ok) {
+    let msg = res.statusText;
+    let cls = '';
+    try {
+      const body = await res.json();
+      msg = body.message || body.error || msg;
+      cls = body.error || '';
+    } catch {
+      /* not JSON */
+    }
+    throw new ApiError(res.status, msg, cls);
+  }
+  return (await res.json()) as T;
+}
+
+export function fetchLineage(nodeId: string, up: number, down: number, maxNodes?: number, signal?: AbortSignal): Promise<Lineage> {
+  return getJSON<Lineage>('/api/lf/v1/lineage?' + lineageQuery(nodeId, up, down, maxNodes), signal);
+}
+
+export function fetchNode(nodeId: string, signal?: AbortSignal): Promise<NodeDetails> {
+  return getJSON<NodeDetails>('/api/lf/v1/node?' + new URLSearchParams({ nodeId }).toString(), signal);
+}
+
+export async function search(q: string, limit: number, signal?: AbortSignal): Promise<SearchResult[]> {
+  const r = await getJSON<{ results: SearchResult[] | null }>(
+    '/api/lf/v1/search?' + new URLSearchParams({ q, limit: String(limit) }).toString(),
+    signal,
+  );
+  return r.results || [];
+}
+
+/** One field of Marquez's column-lineage answer (/api/v1/column-lineage). */
+export interface FieldNode {
+  id: string;
+  data: {
+    namespace: string;
+    dataset: string;
+    field: string;
+    transformationType?: string | null;
+    transformationDescription?: string | null;
+    inputFields?: { namespace: string; dataset: string; field: string }[] | null;
+  } | null;
+}
+
+/** The column lineage of a dataset's fields, one level upstream. */
+export async function fetchColumnLineage(nodeId: string, signal?: AbortSignal): Promise<FieldNode[]> {
+  const r = await getJSON<{ graph: FieldNode[] | null }>(
+    '/api/v1/column-lineage?' + new URLSearchParams({ nodeId, depth: '1' }).toString(),
+    signal,
+  );
+  return r.graph || [];
+}
