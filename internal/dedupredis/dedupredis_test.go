@@ -96,7 +96,10 @@ func shard(t *testing.T, id string, shared processor.SharedDedup, st *processor.
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := processor.PipelineConfig{Stats: st, Logger: quiet, BarrierInterval: time.Hour}
+	// A generous claim timeout: these tests count duplicates, and a claim
+	// past the 50 ms default on a loaded machine falls back to the local
+	// tier (TestHangingRedisDoesNotBlock covers the timeout itself).
+	cfg := processor.PipelineConfig{Stats: st, Logger: quiet, BarrierInterval: time.Hour, SharedDedupTimeout: 10 * time.Second}
 	if shared != nil {
 		cfg.SharedDedup = shared
 	}
