@@ -259,3 +259,48 @@ func BenchmarkSearch(b *testing.B) {
 	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(len(entries.entries)), "indexed")
 }
+
+// BenchmarkLineageDepth5Phases splits the depth-5 lineage's server time
+// (maxNodes 300) into its requests: resolve (one), the level walk (one per
+// level, up to 5) and finish (one: degrees, edges, run states), to show
+// where the p99 goes.
+func BenchmarkLineageDepth5Phases(b *testing.B) {
+	s, e := benchServer(b)
+	rng := rand.New(rand.NewSource(3))
+	var res, walkT, fin []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d := e.datasets[rng.Intn(len(e.datasets))]
+		ctx := context.Background()
+		t0 := time.Now()
+		p, err := parseNodeID("dataset:"+d.Namespace+":"+d.Name, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		center, err := s.resolve(ctx, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		w := &walk{s: s, max: 300, nodes: map[string]*nodeState{}}
+		cid := center.VertexID()
+		w.add(cid)
+		if err := w.run(ctx, cid, 5, 5); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		if _, err := w.finish(ctx, center); err != nil {
+			b.Fatal(err)
+		}
+		t3 := time.Now()
+		res, walkT, fin = append(res, t1.Sub(t0)), append(walkT, t2.Sub(t1)), append(fin, t3.Sub(t2))
+	}
+	b.StopTimer()
+	for _, m := range []struct {
+		name string
+		d    []time.Duration
+	}{{"resolve", res}, {"walk", walkT}, {"finish", fin}} {
+		b.ReportMetric(float64(percentile(m.d, 0.5).Microseconds())/1000, m.name+"-p50-ms")
+		b.ReportMetric(float64(percentile(m.d, 0.99).Microseconds())/1000, m.name+"-p99-ms")
+	}
+}

@@ -277,11 +277,16 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 	rows, err := w.s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, P, __ := gremlingo.T, gremlingo.P, gremlingo.T__
 		updated := __.Coalesce(__.Values("updatedAt"), __.Constant(int64(0)))
-		return g.V(anyStrings(ids)...).Project("id", "in", "out", "e", "last", "failed").
+		// aggregate("s") collects the found vertices first (a barrier);
+		// where(within("s")) then tests each edge's target against that
+		// set by hash (BulkSet.contains), where hasId(within(ids...))
+		// compared it with every id: the edge scan was most of this
+		// request's time (explorer/bench_test.go BenchmarkLineageDepth5Phases).
+		return g.V(anyStrings(ids)...).Aggregate("found").Project("id", "in", "out", "e", "last", "failed").
 			By(T.Id).
 			By(__.InE(walkLabels...).Limit(countCap).Count()).
 			By(__.OutE(walkLabels...).Limit(countCap).Count()).
-			By(__.OutE(lineageLabels...).Limit(countCap).Where(__.InV().HasId(P.Within(anyStrings(ids)...))).
+			By(__.OutE(lineageLabels...).Limit(countCap).Where(__.InV().Where(P.Within("found"))).
 				Project("id", "label", "i", "p").By(T.Id).By(T.Label).By(__.InV().Id()).By(__.ValueMap()).Fold()).
 			By(__.In(edgeRunOf).HasLabel("Run").Limit(w.s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(1).Values("state").Fold()).
 			By(__.In(edgeRunOf).HasLabel("Run").Limit(w.s.cfg.RunScan).Has("state", "FAIL").Limit(1).Count())
