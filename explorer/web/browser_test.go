@@ -104,6 +104,14 @@ func waitJS(tb testing.TB, ctx context.Context, d time.Duration, what, expr stri
 	}
 }
 
+// clickUntil clicks the element sel (by JavaScript, found afresh on every
+// try) until done is true: a live update may replace a list item between
+// finding a button and clicking it, and such a click is lost.
+func clickUntil(tb testing.TB, ctx context.Context, d time.Duration, what, sel, done string) {
+	tb.Helper()
+	waitJS(tb, ctx, d, what, `(() => { if (`+done+`) return true; const b = document.querySelector(`+jsStr(sel)+`); if (b) b.click(); return false; })()`)
+}
+
 // shot writes a PNG of the page to $LINEAGEFLOW_WEB_SHOTS/<name>.png when
 // that variable is set (to look at what a test saw).
 func shot(tb testing.TB, ctx context.Context, name string) {
@@ -239,7 +247,7 @@ func TestUIAgainstFakeAPI(t *testing.T) {
 
 	// Expand the upstream job by its "N more" button.
 	clean := jobID("etl", "clean")
-	run(t, ctx, d, "expand clean", chromedp.Click(`#nodelist li[data-node-id=`+cssStr(clean)+`] button[data-act=expand]`, chromedp.ByQuery))
+	clickUntil(t, ctx, d, "expand clean", `#nodelist li[data-node-id=`+cssStr(clean)+`] button[data-act=expand]`, `__lf.state().x.length > 0`)
 	raw := dsID("s3://lake", "raw.orders")
 	waitJS(t, ctx, d, "raw.orders after expanding clean", `document.querySelector('#nodelist li[data-node-id=`+cssStr(raw)+`]') !== null`)
 

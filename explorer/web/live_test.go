@@ -224,7 +224,8 @@ func TestLiveExplorerOnGremlinStandin(t *testing.T) {
 	}
 
 	// Expand etl: its input raw appears.
-	run(t, ctx, d, "expand etl", chromedp.Click(`#nodelist li[data-node-id=`+cssStr(etl)+`] button[data-act=expand]`, chromedp.ByQuery))
+	clickUntil(t, ctx, d, "expand etl", `#nodelist li[data-node-id=`+cssStr(etl)+`] button[data-act=expand]`,
+		`document.querySelector('#nodelist li[data-node-id=`+cssStr(raw)+`]') !== null`)
 	waitJS(t, ctx, d, "raw after expand", `document.querySelector('#nodelist li[data-node-id=`+cssStr(raw)+`]') !== null`)
 
 	// Details of etl: the failed run is listed and badged; the dataset only
