@@ -44,6 +44,12 @@ type Stats struct {
 	RunsHandedIn       atomic.Int64
 	HandoffRunsExpired atomic.Int64
 	HandoffsMissing    atomic.Int64 // parents whose handoff was not found
+	// HandoffsWaiting: child shards waiting right now for a parent's
+	// handoff (or their parents' list) that cannot be read; they process
+	// nothing and the worker is not ready. HandoffReadFailures: the failed
+	// reads (each retried, never given up).
+	HandoffsWaiting     atomic.Int64
+	HandoffReadFailures atomic.Int64
 	Barriers           atomic.Int64
 	BarrierNanos       atomic.Int64 // total time spent in barriers
 	BarrierMaxNanos    atomic.Int64
@@ -151,6 +157,7 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"runs_expired": s.RunsExpired.Load(), "barriers": s.Barriers.Load(),
 		"runs_handed_off": s.RunsHandedOff.Load(), "runs_handed_in": s.RunsHandedIn.Load(),
 		"handoff_runs_expired": s.HandoffRunsExpired.Load(), "handoffs_missing": s.HandoffsMissing.Load(),
+		"handoffs_waiting": s.HandoffsWaiting.Load(), "handoff_read_failures": s.HandoffReadFailures.Load(),
 		"outbox_written": s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),
 		"sink_errors": s.SinkErrors.Load(), "checkpoints": s.Checkpoints.Load(),
 		"invalid": s.InvalidTotal(), "batches_parked": s.BatchesParked.Load(), "leases_lost": s.LeasesLost.Load(),
