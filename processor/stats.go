@@ -50,15 +50,15 @@ type Stats struct {
 	// reads (each retried, never given up).
 	HandoffsWaiting     atomic.Int64
 	HandoffReadFailures atomic.Int64
-	Barriers           atomic.Int64
-	BarrierNanos       atomic.Int64 // total time spent in barriers
-	BarrierMaxNanos    atomic.Int64
-	OutboxWritten      atomic.Int64
-	OutboxAcked        atomic.Int64
-	SinkErrors         atomic.Int64 // failed WriteBatch calls (each retried)
-	BatchesParked      atomic.Int64 // outbox entries refused permanently ParkAfter times, parked (drain.go)
-	Checkpoints        atomic.Int64 // KCL checkpoints written
-	LeasesLost         atomic.Int64 // leases found taken by another worker (lease guard or watcher)
+	Barriers            atomic.Int64
+	BarrierNanos        atomic.Int64 // total time spent in barriers
+	BarrierMaxNanos     atomic.Int64
+	OutboxWritten       atomic.Int64
+	OutboxAcked         atomic.Int64
+	SinkErrors          atomic.Int64 // failed WriteBatch calls (each retried)
+	BatchesParked       atomic.Int64 // outbox entries refused permanently ParkAfter times, parked (drain.go)
+	Checkpoints         atomic.Int64 // KCL checkpoints written
+	LeasesLost          atomic.Int64 // leases found taken by another worker (lease guard or watcher)
 
 	backpressured  atomic.Int64 // shards blocked on a full outbox right now
 	sharedDegraded atomic.Bool  // the last shared dedup claim failed
