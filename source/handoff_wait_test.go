@@ -3,13 +3,18 @@ package source
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/processor"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 // flakyHandoff is a Handoff whose Get fails while failing is set.
@@ -151,5 +156,69 @@ func TestHandoffReadFailureStops(t *testing.T) {
 	}
 	if err := w.HandoffBlocked(); err != nil || w.Stats().HandoffsWaiting.Load() != 0 {
 		t.Fatalf("after the stop: HandoffBlocked %v, waiting %d", err, w.Stats().HandoffsWaiting.Load())
+	}
+}
+
+// The same on dynalite: the child reads a handoff table that does not
+// exist yet (a real DynamoDB error, ResourceNotFound), waits and is
+// reported, then reads the handoff once the table is created and the
+// parent's runs are put.
+func TestHandoffReadFailureWaitsDynamo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs dynalite")
+	}
+	ep := testenv.DynamoDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := awsconf.Config{Region: testenv.Region, AccessKeyID: testenv.AccessKeyID,
+		SecretAccessKey: testenv.SecretAccessKey, DynamoDBEndpoint: ep}
+	awsCfg, err := cfg.AWS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = awsconf.Endpoint(ep) })
+	ho := &DynamoHandoff{Client: client, Table: fmt.Sprintf("handoff-wait-%d", time.Now().UnixNano()),
+		Logger: slog.New(slog.DiscardHandler)}
+	w, _ := testWorker(t, ho)
+	p := &recordProcessor{w: w}
+	// mu keeps reads out while the table is created and the runs put (a
+	// read in between would find the table empty: no handoff, go on).
+	var mu sync.Mutex
+	done := make(chan []byte, 1)
+	go func() {
+		var data []byte
+		if p.readHandoff("shardId-000000000001", "shardId-000000000000", func(ctx context.Context) error {
+			mu.Lock()
+			defer mu.Unlock()
+			var err error
+			data, _, err = ho.Get(ctx, "shardId-000000000000")
+			return err
+		}) {
+			done <- data
+		}
+		close(done)
+	}()
+	waitFor(t, "3 failed reads", func() bool { return w.Stats().HandoffReadFailures.Load() >= 3 })
+	if err := w.HandoffBlocked(); err == nil || w.Stats().HandoffsWaiting.Load() != 1 {
+		t.Fatalf("while the table is missing: HandoffBlocked %v, waiting %d", err, w.Stats().HandoffsWaiting.Load())
+	}
+	mu.Lock()
+	if err := ho.EnsureTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ho.Put(ctx, "shardId-000000000000", []byte("parent runs")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Unlock()
+	select {
+	case data := <-done:
+		if string(data) != "parent runs" {
+			t.Fatalf("read %q, want the parent's runs", data)
+		}
+	case <-ctx.Done():
+		t.Fatal("the child never read the handoff")
+	}
+	if err := w.HandoffBlocked(); err != nil || w.Stats().HandoffsWaiting.Load() != 0 {
+		t.Fatalf("after the read: HandoffBlocked %v, waiting %d", err, w.Stats().HandoffsWaiting.Load())
 	}
 }
