@@ -1,11 +1,14 @@
 package processor
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/sink"
 )
@@ -181,5 +184,63 @@ func TestFPTable(t *testing.T) {
 				t.Fatalf("n = %d, want %d", tb.n, n)
 			}
 		}
+	}
+}
+
+// BenchmarkDedupSpilled: the cost of a new payload's dedup check with
+// 200,000 hashes in the old tier, in memory (fingerprint table) and
+// spilled (a Pebble Get per recent-tier miss), Pebble on disk.
+func BenchmarkDedupSpilled(b *testing.B) {
+	for _, spilled := range []bool{false, true} {
+		b.Run(map[bool]string{false: "table", true: "spilled"}[spilled], func(b *testing.B) {
+			old := dedupRecentMax
+			dedupRecentMax = 16
+			defer func() { dedupRecentMax = old }()
+			db, err := OpenDB(b.TempDir(), checkpoint.Options{Logger: testLogger(b)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			budget := int64(-1)
+			if spilled {
+				budget = int64(fpMinSlots) * 4
+			}
+			d := newDedupSet("shardId-000000000001", db, &Stats{}, testLogger(b), budget)
+			r := rand.New(rand.NewPCG(1, 1))
+			for i := 0; i < 200_000; i++ {
+				var h [16]byte
+				binary.BigEndian.PutUint64(h[:8], r.Uint64())
+				binary.BigEndian.PutUint64(h[8:], r.Uint64())
+				d.add(h, int64(i))
+				if len(d.added) == 10_000 {
+					batch := db.NewBatch()
+					if err := d.writeTo(batch, 0); err != nil {
+						b.Fatal(err)
+					}
+					if err := batch.Commit(pebble.Sync); err != nil {
+						b.Fatal(err)
+					}
+					_ = batch.Close()
+					d.afterCommit()
+				}
+			}
+			if d.spilled != spilled {
+				b.Fatalf("spilled = %v, want %v", d.spilled, spilled)
+			}
+			b.ResetTimer()
+			hits := 0
+			for i := 0; i < b.N; i++ {
+				var h [16]byte
+				binary.BigEndian.PutUint64(h[:8], r.Uint64())
+				binary.BigEndian.PutUint64(h[8:], r.Uint64())
+				if d.seen(&h) {
+					hits++
+				}
+			}
+			if hits != 0 {
+				b.Fatalf("%d random hashes seen", hits)
+			}
+			b.ReportMetric(float64(d.old.bytes()), "old-tier-bytes")
+		})
 	}
 }
