@@ -184,7 +184,7 @@ func (p *recordProcessor) readHandoff(child, parent string, fn func(ctx context.
 		if w.stopping() || p.lost.Load() {
 			return false
 		}
-		w.Stats().HandoffReadFailures.Add(1)
+		w.Stats().HandoffReadFails.Add(1)
 		w.mu.Lock()
 		if w.mu.waits == nil {
 			w.mu.waits = map[string]handoffWait{}

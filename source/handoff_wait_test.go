@@ -87,7 +87,7 @@ func TestHandoffReadFailureWaits(t *testing.T) {
 	}()
 	// 40 failures: with the old 2-minute limit and 5 s backoff cap, about
 	// 30 attempts were made before going on without the parent.
-	waitFor(t, "40 failed reads", func() bool { return st.HandoffReadFailures.Load() >= 40 })
+	waitFor(t, "40 failed reads", func() bool { return st.HandoffReadFails.Load() >= 40 })
 	select {
 	case r := <-done:
 		t.Fatalf("readHandoff returned %+v while the store fails", r)
@@ -198,7 +198,7 @@ func TestHandoffReadFailureWaitsDynamo(t *testing.T) {
 		}
 		close(done)
 	}()
-	waitFor(t, "3 failed reads", func() bool { return w.Stats().HandoffReadFailures.Load() >= 3 })
+	waitFor(t, "3 failed reads", func() bool { return w.Stats().HandoffReadFails.Load() >= 3 })
 	if err := w.HandoffBlocked(); err == nil || w.Stats().HandoffsWaiting.Load() != 1 {
 		t.Fatalf("while the table is missing: HandoffBlocked %v, waiting %d", err, w.Stats().HandoffsWaiting.Load())
 	}
