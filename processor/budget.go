@@ -25,6 +25,7 @@ const (
 	DefaultMaxRuns                  = 250_000
 	DefaultDeadLetterRetention      = 7 * 24 * time.Hour
 	DefaultDeadLetterMaxBytes       = 256 << 20
+	DefaultDedupMaxBytes            = 64 << 20
 )
 
 // BudgetStats count what the budgets did. Safe for concurrent use.
@@ -52,6 +53,12 @@ type BudgetStats struct {
 	// RunsEvicted: open runs forgotten (no edges) because the shard held
 	// MaxRuns runs.
 	RunsEvicted atomic.Int64
+	// DedupSpills: times a shard's dedup old tier reached DedupMaxBytes
+	// and was spilled (looked up in Pebble, no key forgotten);
+	// DedupSpilledLookups: Pebble Gets that cost (a recent-tier miss
+	// while spilled).
+	DedupSpills         atomic.Int64
+	DedupSpilledLookups atomic.Int64
 }
 
 // Map returns the counters by budget name (the label of
@@ -67,6 +74,8 @@ func (b *BudgetStats) Map() map[string]int64 {
 		"dead_letters_aged":       b.DeadLettersAged.Load(),
 		"dead_letters_over_bytes": b.DeadLettersOverBytes.Load(),
 		"runs_evicted":            b.RunsEvicted.Load(),
+		"dedup_memory":            b.DedupSpills.Load(),
+		"dedup_spilled_lookups":   b.DedupSpilledLookups.Load(),
 	}
 }
 

@@ -115,6 +115,11 @@ type PipelineConfig struct {
 	MaxRuns                  int
 	DeadLetterRetention      time.Duration
 	DeadLetterMaxBytes       int64
+	// DedupMaxBytes bounds the memory of a shard's dedup old tier (its
+	// fingerprint table; the recent tier is a fixed ~16 MiB). Beyond, the
+	// old tier is looked up in Pebble (slower, exact), counted. Negative:
+	// no bound.
+	DedupMaxBytes int64
 	// Clock is processing time (default time.Now). Only barrier pacing
 	// and idle watermark advance read it.
 	Clock func() time.Time
@@ -197,6 +202,9 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 	if c.DeadLetterMaxBytes == 0 {
 		c.DeadLetterMaxBytes = DefaultDeadLetterMaxBytes
 	}
+	if c.DedupMaxBytes == 0 {
+		c.DedupMaxBytes = DefaultDedupMaxBytes
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -257,6 +265,9 @@ func (c PipelineConfig) Validate() error {
 	}
 	if c.MaxEventDatasets < 1 || c.MaxRunDatasets < 1 || c.MaxEmissionEdges < 1 || c.MaxDeadLettersPerBarrier < 1 || c.MaxRuns < 1 {
 		return fmt.Errorf("%w: max event datasets, run datasets, emission edges, dead letters per barrier and runs must be >= 1", ErrConfig)
+	}
+	if c.DedupMaxBytes > 0 && c.DedupMaxBytes < int64(fpMinSlots)*4 {
+		return fmt.Errorf("%w: dedup max bytes %d: must be >= %d (the smallest fingerprint table) or negative (no bound)", ErrConfig, c.DedupMaxBytes, fpMinSlots*4)
 	}
 	if c.ParkAfter < 1 {
 		return fmt.Errorf("%w: park after %d: must be >= 1", ErrConfig, c.ParkAfter)

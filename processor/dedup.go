@@ -21,6 +21,12 @@ import (
 //     the d/<hash> key, so the answer is as exact as the 128-bit set was;
 //     a false match (about n/2^32 of the new payloads) costs one Get.
 //
+// Memory budget (PipelineConfig.DedupMaxBytes): the old tier's table may
+// not grow beyond it. When it would, the table is dropped and the old tier
+// is "spilled": every payload the recent tier does not know is looked up in
+// Pebble (slower, still exact: no key is forgotten). Once expiry brings the
+// old tier down to half the budget, the table is rebuilt from the x/ index.
+//
 // Expiry is unchanged: at each barrier, entries whose arrival is older than
 // max arrival - DedupTTL go (FIFO walk for recent; a scan of the x/ expiry
 // index below the cutoff for old).
@@ -38,13 +44,20 @@ type dedupSet struct {
 	st    *Stats
 	log   *slog.Logger
 
-	recent  map[[16]byte]struct{} // recent tier, exact
-	fifo    []dedupItem           // recent tier in insertion order (arrival order, mostly) from head
-	head    int
-	old     fpTable // old tier: fingerprints of hashes durable in Pebble
-	oldMin  int64   // no old-tier entry arrived before this
-	added   []dedupItem
-	expired []dedupItem
+	recent map[[16]byte]struct{} // recent tier, exact
+	fifo   []dedupItem           // recent tier in insertion order (arrival order, mostly) from head
+	head   int
+	old    fpTable // old tier: fingerprints of hashes durable in Pebble
+	oldN   int     // old-tier entries (= old.n unless spilled)
+	oldMin int64   // no old-tier entry arrived before this
+	// maxBytes bounds old's memory (<= 0: no bound); spilled: old is
+	// empty and every recent-tier miss is a Pebble Get; peak: the largest
+	// old.bytes() seen (tests).
+	maxBytes int64
+	spilled  bool
+	peak     int64
+	added    []dedupItem
+	expired  []dedupItem
 
 	keyBuf []byte
 }
@@ -54,8 +67,8 @@ type dedupItem struct {
 	arrival int64
 }
 
-func newDedupSet(shard string, db *pebble.DB, st *Stats, log *slog.Logger) *dedupSet {
-	return &dedupSet{shard: shard, db: db, st: st, log: log, recent: map[[16]byte]struct{}{}}
+func newDedupSet(shard string, db *pebble.DB, st *Stats, log *slog.Logger, maxBytes int64) *dedupSet {
+	return &dedupSet{shard: shard, db: db, st: st, log: log, recent: map[[16]byte]struct{}{}, maxBytes: maxBytes}
 }
 
 // seen reports whether payload hash h is in the dedup set.
@@ -63,7 +76,12 @@ func (d *dedupSet) seen(h *[16]byte) bool {
 	if _, ok := d.recent[*h]; ok {
 		return true
 	}
-	if !d.old.contains(fingerprint(h)) {
+	if d.spilled {
+		if d.oldN == 0 {
+			return false
+		}
+		d.st.Budget.DedupSpilledLookups.Add(1)
+	} else if !d.old.contains(fingerprint(h)) {
 		return false
 	}
 	d.st.DedupLookups.Add(1)
@@ -121,8 +139,57 @@ func (d *dedupSet) writeTo(batch *pebble.Batch, cutoff int64) error {
 func (d *dedupSet) afterCommit() {
 	d.added = d.added[:0]
 	d.expired = d.expired[:0]
+	if d.spilled && int64(slotsFor(d.oldN))*4*2 <= d.maxBytes {
+		d.unspill()
+	}
 	d.evict()
 }
+
+// spill drops the old tier's table: the memory budget would be exceeded.
+func (d *dedupSet) spill() {
+	d.old = fpTable{}
+	d.spilled = true
+	d.st.Budget.DedupSpills.Add(1)
+	d.log.Warn("dedup memory budget reached: the old tier is looked up in Pebble until expiry halves it",
+		"entries", d.oldN, "max_bytes", d.maxBytes)
+}
+
+// unspill rebuilds the old tier's table from the x/ index (every entry
+// durable and not in the recent tier). On a read error the tier stays
+// spilled (still exact).
+func (d *dedupSet) unspill() {
+	prefix := checkpoint.ExpiryPrefix(d.shard)
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: checkpoint.PrefixEnd(prefix)})
+	if err != nil {
+		d.log.Warn("dedup old tier rebuild failed", "err", err)
+		return
+	}
+	var t fpTable
+	n, xp := 0, len(prefix)
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != xp+24 {
+			continue
+		}
+		var h [16]byte
+		copy(h[:], k[xp+8:])
+		if _, recent := d.recent[h]; recent {
+			continue
+		}
+		t.insert(fingerprint(&h))
+		n++
+	}
+	if err := it.Close(); err != nil {
+		d.log.Warn("dedup old tier rebuild failed", "err", err)
+		return
+	}
+	d.old, d.oldN, d.spilled = t, n, false
+	d.peak = max(d.peak, d.old.bytes())
+	d.log.Info("dedup old tier back in memory", "entries", n, "bytes", d.old.bytes())
+}
+
+// memBytes is the old tier's memory.
+func (d *dedupSet) memBytes() int64 { return d.old.bytes() }
 
 // load restores one entry of the s/<shard>/x/ expiry index (resume, in
 // key order: everything loaded is durable).
@@ -148,8 +215,15 @@ func (d *dedupSet) evict() {
 		it := &d.fifo[d.head]
 		d.head++
 		delete(d.recent, it.h)
-		d.old.insert(fingerprint(&it.h))
-		if d.old.n == 1 || it.arrival < d.oldMin {
+		d.oldN++
+		if !d.spilled && d.maxBytes > 0 && d.old.grows() && int64(max(len(d.old.slots)*2, fpMinSlots))*4 > d.maxBytes {
+			d.spill()
+		}
+		if !d.spilled {
+			d.old.insert(fingerprint(&it.h))
+			d.peak = max(d.peak, d.old.bytes())
+		}
+		if d.oldN == 1 || it.arrival < d.oldMin {
 			d.oldMin = it.arrival
 		}
 	}
@@ -171,7 +245,7 @@ func (d *dedupSet) compactFIFO() {
 // old-tier ones first (a scan of the expiry index, before the recent ones
 // leave the map), then the recent ones (FIFO walk).
 func (d *dedupSet) expire(cutoff int64) error {
-	if d.old.n > 0 && d.oldMin < cutoff {
+	if d.oldN > 0 && d.oldMin < cutoff {
 		lower := checkpoint.ExpiryPrefix(d.shard)
 		if d.oldMin > 0 {
 			lower = checkpoint.ExpiryBound(d.shard, d.oldMin)
@@ -194,7 +268,10 @@ func (d *dedupSet) expire(cutoff int64) error {
 			if _, recent := d.recent[x.h]; recent {
 				continue // expires (or not) with the FIFO walk
 			}
-			d.old.remove(fingerprint(&x.h))
+			if !d.spilled {
+				d.old.remove(fingerprint(&x.h))
+			}
+			d.oldN = max(d.oldN-1, 0)
 			d.expired = append(d.expired, x)
 		}
 		if err := it.Close(); err != nil {

@@ -1,11 +1,14 @@
 package processor
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/sink"
 )
@@ -29,58 +32,126 @@ func TestCrashAtArbitraryPointsOldTierDedup(t *testing.T) {
 	TestCrashAtArbitraryPoints(t)
 }
 
+// withDedupBudget makes the fingerprint table tiny (16 slots minimum) and
+// gives testConfig a dedup memory budget of maxBytes.
+func withDedupBudget(t *testing.T, maxBytes int64) {
+	oldMin, oldMax := fpMinSlots, testDedupMaxBytes
+	fpMinSlots, testDedupMaxBytes = 16, maxBytes
+	t.Cleanup(func() { fpMinSlots, testDedupMaxBytes = oldMin, oldMax })
+}
+
+// The randomized and crash tests again, with a tiny recent tier and a
+// dedup memory budget of 32 fingerprint slots: the old tier spills to
+// Pebble and comes back as entries expire, across barriers, resumes and
+// crashes, and the graph still matches the reference.
+func TestRandomizedAgainstReferenceDedupBudget(t *testing.T) {
+	withRecentMax(t, 3)
+	withDedupBudget(t, 128)
+	TestRandomizedAgainstReference(t)
+}
+
+func TestCrashAtArbitraryPointsDedupBudget(t *testing.T) {
+	withRecentMax(t, 3)
+	withDedupBudget(t, 128)
+	TestCrashAtArbitraryPoints(t)
+}
+
+type dedupRun struct {
+	events, dups, lookups, spills, spilledLookups int64
+	peak                                          int64 // largest old-tier table, bytes
+	maxMem                                        int64 // largest memBytes() seen after a barrier
+	spilledAtEnd                                  bool
+}
+
+// runDedupStream processes a stream with duplicates, and a prefix resent
+// much later (some hashes expired, some not), with a short TTL so entries
+// expire from both tiers while duplicates keep coming.
+func runDedupStream(t *testing.T, recent int, events int) dedupRun {
+	withRecentMax(t, recent)
+	r := rand.New(rand.NewPCG(5, 5))
+	st := makeStream(t, gen.Config{Seed: 5, Events: events, DuplicateShare: 0.3}, r)
+	last := st.recs[len(st.recs)-1]
+	for i := 0; i < 600; i++ {
+		rec := st.recs[i]
+		rec.Seq = seqOf(100000 + i)
+		rec.Sub = 0
+		rec.Arrival = last.Arrival.Add(time.Duration(i) * 100 * time.Millisecond)
+		st.recs = append(st.recs, rec)
+	}
+	clk := &fakeClock{now: st.recs[0].Arrival}
+	stats := &Stats{}
+	cfg := testConfig(t, clk, stats)
+	cfg.DedupTTL = 40 * time.Second
+	cfg.MaxOpenKeys = 200
+	db := openMem(t, vfs.NewMem())
+	defer db.Close()
+	s, err := NewShard("shardId-000000000001", db, sink.NewMemory(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	if err := s.Start(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var res dedupRun
+	for _, b := range batches(st.recs, r, 40) {
+		clk.Set(b[len(b)-1].Arrival)
+		if err := s.Process(ctx, b, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Barrier(ctx); err != nil {
+			t.Fatal(err)
+		}
+		res.maxMem = max(res.maxMem, s.dedup.memBytes())
+	}
+	res.events, res.dups, res.lookups = stats.Events.Load(), stats.Duplicates.Load(), stats.DedupLookups.Load()
+	res.spills, res.spilledLookups = stats.Budget.DedupSpills.Load(), stats.Budget.DedupSpilledLookups.Load()
+	res.peak, res.spilledAtEnd = s.dedup.peak, s.dedup.spilled
+	return res
+}
+
 // With a short TTL (entries expiring from both tiers while duplicates keep
 // coming), a tiny recent tier counts exactly what the all-recent set counts.
 func TestDedupTiersAgreeWithTTL(t *testing.T) {
-	run := func(recent int) (events, dups, lookups int64) {
-		withRecentMax(t, recent)
-		r := rand.New(rand.NewPCG(5, 5))
-		st := makeStream(t, gen.Config{Seed: 5, Events: 3000, DuplicateShare: 0.3}, r)
-		// Resend a prefix much later: some hashes expired, some not.
-		last := st.recs[len(st.recs)-1]
-		for i := 0; i < 600; i++ {
-			rec := st.recs[i]
-			rec.Seq = seqOf(100000 + i)
-			rec.Sub = 0
-			rec.Arrival = last.Arrival.Add(time.Duration(i) * 100 * time.Millisecond)
-			st.recs = append(st.recs, rec)
-		}
-		clk := &fakeClock{now: st.recs[0].Arrival}
-		stats := &Stats{}
-		cfg := testConfig(t, clk, stats)
-		cfg.DedupTTL = 40 * time.Second
-		cfg.MaxOpenKeys = 200
-		db := openMem(t, vfs.NewMem())
-		defer db.Close()
-		s, err := NewShard("shardId-000000000001", db, sink.NewMemory(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := ctxT(t)
-		if err := s.Start(ctx, ""); err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		for _, b := range batches(st.recs, r, 40) {
-			clk.Set(b[len(b)-1].Arrival)
-			if err := s.Process(ctx, b, false); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Barrier(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return stats.Events.Load(), stats.Duplicates.Load(), stats.DedupLookups.Load()
+	a := runDedupStream(t, 1<<20, 3000)
+	b := runDedupStream(t, 2, 3000)
+	if a.events != b.events || a.dups != b.dups {
+		t.Fatalf("events/duplicates: all recent %d/%d, old tier %d/%d", a.events, a.dups, b.events, b.dups)
 	}
-	e1, d1, _ := run(1 << 20)
-	e2, d2, l2 := run(2)
-	if e1 != e2 || d1 != d2 {
-		t.Fatalf("events/duplicates: all recent %d/%d, old tier %d/%d", e1, d1, e2, d2)
+	if a.dups == 0 || b.lookups == 0 {
+		t.Fatalf("test exercises nothing: %d duplicates, %d old-tier lookups", a.dups, b.lookups)
 	}
-	if d1 == 0 || l2 == 0 {
-		t.Fatalf("test exercises nothing: %d duplicates, %d old-tier lookups", d1, l2)
+	t.Logf("events %d, duplicates %d, old-tier lookups %d", a.events, a.dups, b.lookups)
+}
+
+// A stream of distinct payloads much larger than the dedup memory budget:
+// the old tier's table never exceeds the budget, the budget bites
+// (counted), and every duplicate is still detected (the same counts as an
+// unbounded all-recent set). The TTL then brings the old tier back into
+// memory.
+func TestDedupMemoryBudget(t *testing.T) {
+	const budget = 4096 // 1024 slots: 768 fingerprints
+	a := runDedupStream(t, 1<<20, 4000)
+	withDedupBudget(t, budget)
+	b := runDedupStream(t, 2, 4000)
+	if a.events != b.events || a.dups != b.dups {
+		t.Fatalf("events/duplicates: unbounded %d/%d, budget %d/%d", a.events, a.dups, b.events, b.dups)
 	}
-	t.Logf("events %d, duplicates %d, old-tier lookups %d", e1, d1, l2)
+	if a.events < 2*budget/4 {
+		t.Fatalf("stream of %d distinct payloads is not larger than the budget", a.events)
+	}
+	if b.peak > budget || b.maxMem > budget {
+		t.Fatalf("old tier reached %d bytes (after barriers %d), budget %d", b.peak, b.maxMem, budget)
+	}
+	if b.spills == 0 || b.spilledLookups == 0 {
+		t.Fatalf("budget never bit: %d spills, %d spilled lookups", b.spills, b.spilledLookups)
+	}
+	if b.spilledAtEnd {
+		t.Fatal("old tier never came back into memory")
+	}
+	t.Logf("events %d, duplicates %d; budget %d B: peak %d B, %d spills, %d Pebble lookups while spilled",
+		b.events, b.dups, budget, b.peak, b.spills, b.spilledLookups)
 }
 
 func TestFPTable(t *testing.T) {
@@ -113,5 +184,63 @@ func TestFPTable(t *testing.T) {
 				t.Fatalf("n = %d, want %d", tb.n, n)
 			}
 		}
+	}
+}
+
+// BenchmarkDedupSpilled: the cost of a new payload's dedup check with
+// 200,000 hashes in the old tier, in memory (fingerprint table) and
+// spilled (a Pebble Get per recent-tier miss), Pebble on disk.
+func BenchmarkDedupSpilled(b *testing.B) {
+	for _, spilled := range []bool{false, true} {
+		b.Run(map[bool]string{false: "table", true: "spilled"}[spilled], func(b *testing.B) {
+			old := dedupRecentMax
+			dedupRecentMax = 16
+			defer func() { dedupRecentMax = old }()
+			db, err := OpenDB(b.TempDir(), checkpoint.Options{Logger: testLogger(b)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			budget := int64(-1)
+			if spilled {
+				budget = int64(fpMinSlots) * 4
+			}
+			d := newDedupSet("shardId-000000000001", db, &Stats{}, testLogger(b), budget)
+			r := rand.New(rand.NewPCG(1, 1))
+			for i := 0; i < 200_000; i++ {
+				var h [16]byte
+				binary.BigEndian.PutUint64(h[:8], r.Uint64())
+				binary.BigEndian.PutUint64(h[8:], r.Uint64())
+				d.add(h, int64(i))
+				if len(d.added) == 10_000 {
+					batch := db.NewBatch()
+					if err := d.writeTo(batch, 0); err != nil {
+						b.Fatal(err)
+					}
+					if err := batch.Commit(pebble.Sync); err != nil {
+						b.Fatal(err)
+					}
+					_ = batch.Close()
+					d.afterCommit()
+				}
+			}
+			if d.spilled != spilled {
+				b.Fatalf("spilled = %v, want %v", d.spilled, spilled)
+			}
+			b.ResetTimer()
+			hits := 0
+			for i := 0; i < b.N; i++ {
+				var h [16]byte
+				binary.BigEndian.PutUint64(h[:8], r.Uint64())
+				binary.BigEndian.PutUint64(h[8:], r.Uint64())
+				if d.seen(&h) {
+					hits++
+				}
+			}
+			if hits != 0 {
+				b.Fatalf("%d random hashes seen", hits)
+			}
+			b.ReportMetric(float64(d.old.bytes()), "old-tier-bytes")
+		})
 	}
 }

@@ -11,6 +11,21 @@ type fpTable struct {
 	n     int
 }
 
+// fpMinSlots is the smallest table (a variable so tests can make it tiny).
+var fpMinSlots = 1024
+
+// bytes is the table's memory (4 B a slot).
+func (t *fpTable) bytes() int64 { return int64(len(t.slots)) * 4 }
+
+// slotsFor is the size the table reaches holding n fingerprints.
+func slotsFor(n int) int {
+	s := fpMinSlots
+	for n*4 > s*3 {
+		s *= 2
+	}
+	return s
+}
+
 func fingerprint(h *[16]byte) uint32 {
 	v := binary.BigEndian.Uint32(h[:4])
 	if v == 0 {
@@ -34,9 +49,13 @@ func (t *fpTable) contains(v uint32) bool {
 	return false
 }
 
+// grows reports whether inserting one more fingerprint resizes the table
+// (to twice its size).
+func (t *fpTable) grows() bool { return (t.n+1)*4 > len(t.slots)*3 }
+
 func (t *fpTable) insert(v uint32) {
-	if (t.n+1)*4 > len(t.slots)*3 {
-		t.resize(max(len(t.slots)*2, 1024))
+	if t.grows() {
+		t.resize(max(len(t.slots)*2, fpMinSlots))
 	}
 	mask := len(t.slots) - 1
 	i := t.home(v)
@@ -71,7 +90,7 @@ func (t *fpTable) remove(v uint32) {
 	}
 	t.slots[i] = 0
 	t.n--
-	if len(t.slots) > 1024 && t.n*8 < len(t.slots) {
+	if len(t.slots) > fpMinSlots && t.n*8 < len(t.slots) {
 		t.resize(len(t.slots) / 2)
 	}
 }

@@ -115,7 +115,7 @@ func NewShard(id string, db *pebble.DB, w Writer, cfg PipelineConfig) (*Shard, e
 		pins:    pins,
 		windows: newWindowTable(id, db, pins),
 		runs:    newRunTable(id, pins, ids, cfg.Stats),
-		dedup:   newDedupSet(id, db, cfg.Stats, log),
+		dedup:   newDedupSet(id, db, cfg.Stats, log, cfg.DedupMaxBytes),
 	}
 	s.windows.maxKeys, s.windows.maxEdges, s.windows.spill, s.windows.st = cfg.MaxOpenKeys, cfg.MaxEmissionEdges, s.spillTable, cfg.Stats
 	s.runs.maxDatasets, s.runs.maxRuns = cfg.MaxRunDatasets, cfg.MaxRuns

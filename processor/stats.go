@@ -54,6 +54,13 @@ type Stats struct {
 	Checkpoints        atomic.Int64 // KCL checkpoints written
 	LeasesLost         atomic.Int64 // leases found taken by another worker (lease guard or watcher)
 
+	// HandoffsWaiting: child shards waiting right now for a parent's
+	// handoff (or their parents' list) that cannot be read; they process
+	// nothing and the worker is not ready. HandoffReadFails: the failed
+	// reads (each retried, never given up).
+	HandoffsWaiting  atomic.Int64
+	HandoffReadFails atomic.Int64
+
 	backpressured  atomic.Int64 // shards blocked on a full outbox right now
 	sharedDegraded atomic.Bool  // the last shared dedup claim failed
 	obs            observed     // read by exporters: observe.go
@@ -151,6 +158,7 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"runs_expired": s.RunsExpired.Load(), "barriers": s.Barriers.Load(),
 		"runs_handed_off": s.RunsHandedOff.Load(), "runs_handed_in": s.RunsHandedIn.Load(),
 		"handoff_runs_expired": s.HandoffRunsExpired.Load(), "handoffs_missing": s.HandoffsMissing.Load(),
+		"handoffs_waiting": s.HandoffsWaiting.Load(), "handoff_read_failures": s.HandoffReadFails.Load(),
 		"outbox_written": s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),
 		"sink_errors": s.SinkErrors.Load(), "checkpoints": s.Checkpoints.Load(),
 		"invalid": s.InvalidTotal(), "batches_parked": s.BatchesParked.Load(), "leases_lost": s.LeasesLost.Load(),

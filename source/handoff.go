@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -76,24 +78,24 @@ func (w *Worker) parents(ctx context.Context, shard string) ([]string, error) {
 // its first record. For each parent it first waits until the parent's
 // lease holds SHARD_END (v1.0.0 waits only for ParentShardId, not for a
 // merge's AdjacentParentShardId); a parent without a lease row (never
-// leased, or trimmed) is not waited for. A missing handoff is logged and
-// counted, and the shard goes on without it. It returns false when the
-// worker is stopping (nothing loaded for good: called again next time).
+// leased, or trimmed) is not waited for. A failure to list the parents or
+// to read a handoff is retried for ever (readHandoff): the child processes
+// nothing and the worker is not ready meanwhile, since going on without the
+// parent's open runs loses their edges. A handoff that does not exist
+// (the parent ended before handoffs existed, or it expired) or cannot be
+// decoded is logged and counted (HandoffsMissing), and the shard goes on
+// without it: retrying cannot bring it. It returns false when the worker
+// is stopping or the lease was lost (nothing loaded for good: called again
+// next time).
 func (p *recordProcessor) loadHandoff() bool {
 	w, s := p.w, p.s
 	var parents []string
-	err := w.retry(2*time.Minute, "handoff: listing the parents of "+s.ID(), func(ctx context.Context) error {
+	if !p.readHandoff(s.ID(), "", func(ctx context.Context) error {
 		var err error
 		parents, err = w.parents(ctx, s.ID())
 		return err
-	})
-	if err != nil {
-		if w.stopping() {
-			return false
-		}
-		w.log.Warn("handoff: parents unknown; starting without their runs", "shard", s.ID(), "err", err)
-		p.needHandoff = false
-		return true
+	}) {
+		return false
 	}
 	type loaded struct {
 		parent string
@@ -106,24 +108,20 @@ func (p *recordProcessor) loadHandoff() bool {
 		}
 		var data []byte
 		var ok bool
-		err := w.retry(2*time.Minute, "handoff: reading the handoff of "+parent, func(ctx context.Context) error {
+		if !p.readHandoff(s.ID(), parent, func(ctx context.Context) error {
 			var err error
 			data, ok, err = w.ho.Get(ctx, parent)
 			return err
-		})
-		switch {
-		case err != nil && w.stopping():
+		}) {
 			return false
-		case err != nil:
-			w.log.Warn("handoff: cannot read the parent's runs; starting without them", "shard", s.ID(), "parent", parent, "err", err)
-			w.Stats().HandoffsMissing.Add(1)
-		case !ok:
+		}
+		if !ok {
 			w.log.Warn("handoff: no handoff from the parent (ended before handoffs existed, or expired); its open runs are lost here",
 				"shard", s.ID(), "parent", parent)
 			w.Stats().HandoffsMissing.Add(1)
-		default:
-			got = append(got, loaded{parent, data})
+			continue
 		}
+		got = append(got, loaded{parent, data})
 	}
 	for _, l := range got {
 		n, err := s.LoadHandoff(l.parent, l.data)
@@ -136,6 +134,118 @@ func (p *recordProcessor) loadHandoff() bool {
 	}
 	p.needHandoff = false
 	return true
+}
+
+// handoffWait is a child shard retrying a read (HandoffBlocked).
+type handoffWait struct {
+	parent   string // "": listing the shard's parents
+	since    time.Time
+	failures int
+}
+
+// handoffRetryMax caps the pause between two handoff reads (a variable
+// so tests can make it short).
+var handoffRetryMax = 5 * time.Second
+
+// readHandoff calls fn (a read for child shard's handoff from parent)
+// until it succeeds, with exponential backoff (200 ms doubling to
+// handoffRetryMax), never giving up: meanwhile the shard is registered as
+// waiting (Stats.HandoffsWaiting, HandoffBlocked: the worker is not ready)
+// and every failure is counted. It returns false when the worker is
+// stopping or this processor's lease was lost (checked every 30 s through
+// the lease table when there is one).
+func (p *recordProcessor) readHandoff(child, parent string, fn func(ctx context.Context) error) bool {
+	w := p.w
+	what := "handoff: reading the handoff of " + parent
+	if parent == "" {
+		what = "handoff: listing the parents of " + child
+	}
+	wait := 200 * time.Millisecond
+	waiting := false
+	defer func() {
+		if waiting {
+			w.mu.Lock()
+			delete(w.mu.waits, child)
+			w.mu.Unlock()
+			w.Stats().HandoffsWaiting.Add(-1)
+		}
+	}()
+	lastOwnerCheck := time.Now()
+	for {
+		ctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)
+		err := fn(ctx)
+		cancel()
+		if err == nil {
+			if waiting {
+				w.log.Info(what+": read after failures; going on", "shard", child)
+			}
+			return true
+		}
+		if w.stopping() || p.lost.Load() {
+			return false
+		}
+		w.Stats().HandoffReadFails.Add(1)
+		w.mu.Lock()
+		if w.mu.waits == nil {
+			w.mu.waits = map[string]handoffWait{}
+		}
+		hw, ok := w.mu.waits[child]
+		if !ok {
+			hw = handoffWait{parent: parent, since: time.Now()}
+		}
+		hw.parent = parent
+		hw.failures++
+		w.mu.waits[child] = hw
+		w.mu.Unlock()
+		if !waiting {
+			waiting = true
+			w.Stats().HandoffsWaiting.Add(1)
+		}
+		w.log.Warn(what+": retrying (the shard waits: going on without it would lose the parent's open runs)",
+			"shard", child, "err", err, "in", wait, "failures", hw.failures)
+		if w.ddb != nil && p.s != nil && time.Since(lastOwnerCheck) >= 30*time.Second {
+			lastOwnerCheck = time.Now()
+			if owner, oerr := w.leaseOwner(w.ctx, child); oerr == nil && owner != w.cfg.WorkerID {
+				w.log.Warn("lease lost while waiting for a handoff; abandoning the shard here", "shard", child, "owner", owner)
+				p.abandonLost()
+				return false
+			}
+		}
+		select {
+		case <-time.After(wait):
+		case <-w.ctx.Done():
+		case <-w.stop.Done():
+		}
+		wait = min(2*wait, handoffRetryMax)
+	}
+}
+
+// HandoffBlocked returns nil unless a child shard is waiting for a
+// parent's handoff (or its list of parents) that it cannot read; then
+// which, since when and how many failures (not the error text, which may
+// name a host: it is in the log). For /readyz: such a worker is not ready.
+func (w *Worker) HandoffBlocked() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.mu.waits) == 0 {
+		return nil
+	}
+	shards := make([]string, 0, len(w.mu.waits))
+	for s := range w.mu.waits {
+		shards = append(shards, s)
+	}
+	sort.Strings(shards)
+	var msgs []string
+	for _, s := range shards {
+		hw := w.mu.waits[s]
+		what := "the handoff of parent " + hw.parent
+		if hw.parent == "" {
+			what = "its parent shards (ListShards)"
+		}
+		msgs = append(msgs, fmt.Sprintf("shard %s waiting for %s: %d failed read(s) since %s",
+			s, what, hw.failures, hw.since.UTC().Format(time.RFC3339)))
+	}
+	return fmt.Errorf("handoff unreadable, retrying (details in the worker log): %s", strings.Join(msgs, "; "))
 }
 
 // waitShardEnd waits until parent's lease checkpoint is SHARD_END (or the

@@ -134,6 +134,8 @@ type Worker struct {
 		sync.Mutex
 		shards map[string]*processor.Shard
 		procs  map[string]*recordProcessor // the processor of each shard in shards
+		// waits: child shards retrying a handoff read (handoff.go)
+		waits map[string]handoffWait
 	}
 	ctx    context.Context
 	cancel context.CancelCauseFunc

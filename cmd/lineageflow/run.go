@@ -54,6 +54,7 @@ func runWorker(ctx context.Context, args []string) error {
 		maxRuns     = fs.Int("max-runs", processor.DefaultMaxRuns, "budget: runs held per shard (about 800 B each); beyond, the least recently active are forgotten (open ones counted: runs_evicted)")
 		dlRetention = fs.Duration("dead-letter-retention", processor.DefaultDeadLetterRetention, "dead letters older than this (arrival time) are deleted, counted (negative: kept forever)")
 		dlMaxBytes  = fs.Int64("dead-letter-max-bytes", processor.DefaultDeadLetterMaxBytes, "dead-letter bytes kept per shard; beyond, the oldest are deleted, counted (negative: no bound)")
+		dedupMax    = fs.Int64("dedup-max-bytes", processor.DefaultDedupMaxBytes, "budget: memory of a shard's dedup old tier (4 B a fingerprint slot; the recent tier is a fixed ~16 MiB); beyond, lookups go to Pebble (slower, nothing forgotten; counted: dedup_memory, dedup_spilled_lookups). Negative: no bound")
 		parkAfter   = fs.Int("park-after", processor.DefaultParkAfter, "a sink batch refused this many times in a row with a non-retriable error is parked (kept, counted, listed by deadletters -parked) and the shard goes on")
 		maxKeys     = fs.Int("max-open-keys", processor.DefaultMaxOpenKeys, "in-memory window keys between barriers (a barrier is forced beyond)")
 		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | shadow (compute and count what a gremlin sink would send, write nothing) | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
@@ -109,7 +110,7 @@ func runWorker(ctx context.Context, args []string) error {
 			RunTimeout: *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
 			MaxRecordBytes: *maxRecBytes, MaxEventDatasets: *maxEvDS, MaxRunDatasets: *maxRunDS,
 			MaxEmissionEdges: *maxEmEdges, MaxDeadLettersPerBarrier: *maxDLBar, MaxRuns: *maxRuns,
-			DeadLetterRetention: *dlRetention, DeadLetterMaxBytes: *dlMaxBytes, ParkAfter: *parkAfter,
+			DeadLetterRetention: *dlRetention, DeadLetterMaxBytes: *dlMaxBytes, DedupMaxBytes: *dedupMax, ParkAfter: *parkAfter,
 			UnsafeBreak: *unsafeBreak, SharedDedupTimeout: *dedupTO,
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,

@@ -188,3 +188,24 @@ func TestReadyzSaysSharedDedupDegraded(t *testing.T) {
 		t.Fatalf("/readyz = %d %q, want 200 saying shared dedup degraded", code, body)
 	}
 }
+
+// A shard that cannot start (a child waiting for a handoff it cannot read)
+// makes the worker not ready, and /readyz says why; ready again once it
+// starts.
+func TestReadyzBlockedShard(t *testing.T) {
+	var mu sync.Mutex
+	blocked := errors.New("handoff unreadable, retrying: shard shardId-000000000001 waiting for the handoff of parent shardId-000000000000")
+	rd := &Readiness{Running: func() bool { return true }, Leases: func() int { return 1 },
+		Blocked: func() error { mu.Lock(); defer mu.Unlock(); return blocked }}
+	srv := httptest.NewServer(Handler(Config{Ready: rd.Check, Status: rd.Status}))
+	defer srv.Close()
+	if code, body := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "waiting for the handoff of parent") {
+		t.Fatalf("/readyz = %d %q, want 503 naming the handoff wait", code, body)
+	}
+	mu.Lock()
+	blocked = nil
+	mu.Unlock()
+	if code, body := get(t, srv.URL+"/readyz"); code != 200 {
+		t.Fatalf("/readyz = %d %q after the shard started, want 200", code, body)
+	}
+}

@@ -38,6 +38,10 @@ type Readiness struct {
 	LastSinkError func() (time.Time, error)
 	// SinkStats are the sink's own counters ([sink.Neptune.Stats]). Optional.
 	SinkStats func() sink.Stats
+	// Blocked returns nil unless a shard cannot start (a child waiting for
+	// a parent's handoff it cannot read: [source.Worker.HandoffBlocked]);
+	// then the worker is not ready and the error says why. Optional.
+	Blocked func() error
 	// SharedDedup returns nil while the shared dedup tier answers, else
 	// why not. Optional. It does not make the worker unready (ingestion
 	// goes on with the local tier: Redis never blocks it); Status says so.
@@ -63,6 +67,11 @@ type sample struct {
 func (r *Readiness) Check() error {
 	if r.Running == nil || !r.Running() {
 		return errors.New("worker not running (starting: opening state, creating the lease table, starting KCL; or shutting down)")
+	}
+	if r.Blocked != nil {
+		if err := r.Blocked(); err != nil {
+			return err
+		}
 	}
 	if err := r.sinkConnected(); err != nil {
 		return err

@@ -183,6 +183,8 @@ var (
 	descHandedIn   = desc("lineage_runs_handed_in_total", "Runs a child shard loaded from its parents' handoffs.")
 	descHandoffExp = desc("lineage_handoff_runs_expired_total", "Handed-in runs that expired on this child (their events went to the sibling).")
 	descHandoffMis = desc("lineage_handoffs_missing_total", "Parent shards whose handoff a child did not find (alert: open runs of that parent may lose edges).")
+	descHOWait     = desc("lineage_handoffs_waiting", "Child shards waiting for a parent's handoff they cannot read (retried for ever; the worker is not ready meanwhile).")
+	descHOFail     = desc("lineage_handoff_read_failures_total", "Failed reads of a parent's handoff (or of a child's parents) by a child shard, each retried.")
 	descSinkErrs   = desc("lineage_sink_errors_total", "Failed sink WriteBatch calls seen by the processor (each retried, never dropped).")
 	descOutboxAck  = desc("lineage_outbox_acked_total", "Outbox entries acknowledged by the sink.")
 	descReduction  = desc("lineage_write_reduction_ratio", "Write reduction: graph writes per decoded input event since start (with the Gremlin sink: the records it sent, after its vertex cache and cross-shard merge; otherwise the upserts in acknowledged batches). Lower is better; 0 before the first event.")
@@ -222,7 +224,7 @@ type collector struct{ e *Exporter }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecords, descSkipped, descEvents, descDuplicates, descInvalid, descLenient,
 		descLate, descSealed, descEdges, descVertices, descRunsExp, descBudget, descLeasesLost, descCkpt, descSinkErrs, descOutboxAck,
-		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis,
+		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis, descHOWait, descHOFail,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
 		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache, descSinkMerged,
 		descSinkRetry, descSinkBatch, descWrites, descUnique, descSDClaims, descSDDups, descSDFallback, descSDDegraded, descSDClaimDur} {
@@ -308,6 +310,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descHandedIn, float64(st.RunsHandedIn.Load()))
 	counter(descHandoffExp, float64(st.HandoffRunsExpired.Load()))
 	counter(descHandoffMis, float64(st.HandoffsMissing.Load()))
+	gauge(descHOWait, float64(st.HandoffsWaiting.Load()))
+	counter(descHOFail, float64(st.HandoffReadFails.Load()))
 	counter(descSinkErrs, float64(st.SinkErrors.Load()))
 	counter(descOutboxAck, float64(st.OutboxAcked.Load()))
 	ratio := 0.0
