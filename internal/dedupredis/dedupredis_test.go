@@ -190,6 +190,87 @@ func TestTwoWorkersShareRedis(t *testing.T) {
 		retries, stB.Duplicates.Load(), local.Duplicates.Load(), int64(retries)-local.Duplicates.Load())
 }
 
+// TestReplayCountsDuplicatesOnceOnRedis: on the real server, a stream
+// with producer retries is processed up to two thirds by worker A, whose
+// shard then moves (no checkpoint) to worker B, which replays it all from
+// the same positions, while A re-sends its last batch (an owner finishing
+// the batch it had when it lost the lease). Each duplicate counts once
+// over A and B, as the generator injected them; the counted markers and
+// the key have the TTL.
+func TestReplayCountsDuplicatesOnceOnRedis(t *testing.T) {
+	url := testenv.Redis(t)
+	prefix := testPrefix(t)
+	ctx := ctxT(t)
+	gc := gen.Config{Seed: 43, Events: 600, DuplicateShare: 0.2, MalformedShare: -1}
+	recs := records(t, gc, 1)
+	injected := 0
+	if err := gen.Stream(gc, func(g gen.Record) error {
+		if g.Duplicate {
+			injected++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if injected == 0 {
+		t.Fatal("no duplicates generated")
+	}
+	stA, stB := &processor.Stats{}, &processor.Stats{}
+	a := shard(t, "shardId-000000000000", newStore(t, url, prefix), stA)
+	b := shard(t, "shardId-000000000000", newStore(t, url, prefix), stB)
+	cut := 2 * len(recs) / 3
+	for i := 0; i < cut; i += 100 {
+		if err := a.Process(ctx, recs[i:min(i+100, cut)], false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < len(recs); i += 70 {
+		if err := b.Process(ctx, recs[i:min(i+70, len(recs))], false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Process(ctx, recs[cut-100:cut], false); err != nil { // A's last batch again
+		t.Fatal(err)
+	}
+	if stA.Duplicates.Load() == 0 || stB.Duplicates.Load() == 0 {
+		t.Fatalf("duplicates A %d B %d: both must have met some for the test to mean anything",
+			stA.Duplicates.Load(), stB.Duplicates.Load())
+	}
+	if got := stA.Duplicates.Load() + stB.Duplicates.Load(); got != int64(injected) {
+		t.Fatalf("duplicates summed over A and B = %d (%d + %d), want the %d injected",
+			got, stA.Duplicates.Load(), stB.Duplicates.Load(), injected)
+	}
+	if stA.SharedDedupFallbacks.Load()+stB.SharedDedupFallbacks.Load() != 0 {
+		t.Fatal("fallbacks against a running Redis")
+	}
+	markers, err := newStore(t, url, prefix).c.Keys(ctx, prefix+"dup:*").Result()
+	if err != nil || len(markers) != injected {
+		t.Fatalf("%d counted markers in Redis (%v), want one per duplicate (%d)", len(markers), err, injected)
+	}
+	ttl, err := newStore(t, url, prefix).c.TTL(ctx, markers[0]).Result()
+	if err != nil || ttl <= 23*time.Hour || ttl > 24*time.Hour {
+		t.Fatalf("TTL of a counted marker = %v, %v; want about 24h", ttl, err)
+	}
+}
+
+// TestClaimReloadsScript: Redis lost its script cache (a restart, SCRIPT
+// FLUSH): the claim loads the script again and succeeds, no fallback.
+func TestClaimReloadsScript(t *testing.T) {
+	url := testenv.Redis(t)
+	s := newStore(t, url, testPrefix(t))
+	ctx := ctxT(t)
+	if err := s.c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cs := []processor.SharedClaim{{Key: sha256.Sum256([]byte("x")), Owner: "s/1/0"}, {Key: sha256.Sum256([]byte("x")), Owner: "s/2/0"}}
+	if err := s.Claim(ctx, cs); err != nil {
+		t.Fatalf("claim after SCRIPT FLUSH: %v", err)
+	}
+	if cs[1].Prior != "s/1/0" || !cs[1].Count || cs[0].Count {
+		t.Fatalf("claims %+v, want the second a counted duplicate of the first", cs)
+	}
+}
+
 // silentServer accepts connections and never answers: a Redis that hangs.
 func silentServer(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
