@@ -268,21 +268,27 @@ func TestReplayCountsDuplicatesOnceOnRedis(t *testing.T) {
 	}
 }
 
-// TestClaimReloadsScript: Redis lost its script cache (a restart, SCRIPT
-// FLUSH): the claim loads the script again and succeeds, no fallback.
-func TestClaimReloadsScript(t *testing.T) {
+// TestClaimCountsOncePerPosition: the second claim of a key from another
+// position gets Count once; the same position claiming again (a replay)
+// does not, nor does the first owner.
+func TestClaimCountsOncePerPosition(t *testing.T) {
 	url := testenv.Redis(t)
 	s := newStore(t, url, testPrefix(t))
 	ctx := ctxT(t)
-	if err := s.c.ScriptFlush(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
-	cs := []processor.SharedClaim{{Key: sha256.Sum256([]byte("x")), Owner: "s/1/0"}, {Key: sha256.Sum256([]byte("x")), Owner: "s/2/0"}}
+	k := sha256.Sum256([]byte("x"))
+	cs := []processor.SharedClaim{{Key: k, Owner: "s/1/0"}, {Key: k, Owner: "s/2/0"}}
 	if err := s.Claim(ctx, cs); err != nil {
-		t.Fatalf("claim after SCRIPT FLUSH: %v", err)
+		t.Fatal(err)
 	}
 	if cs[1].Prior != "s/1/0" || !cs[1].Count || cs[0].Count {
 		t.Fatalf("claims %+v, want the second a counted duplicate of the first", cs)
+	}
+	again := []processor.SharedClaim{{Key: k, Owner: "s/2/0"}, {Key: k, Owner: "s/1/0"}}
+	if err := s.Claim(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if again[0].Prior != "s/1/0" || again[0].Count || again[1].Count {
+		t.Fatalf("replayed claims %+v, want the duplicate not counted again", again)
 	}
 }
 
