@@ -316,15 +316,19 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 	var h [16]byte
 	copy(h[:], sum[:16])
 	if s.dedup.seen(&h) {
-		s.st.Duplicates.Add(1)
+		if s.countDuplicate(c) {
+			s.st.Duplicates.Add(1)
+		}
 		return
 	}
 	if s.sharedDuplicate(c) {
 		// Seen by another record, on another shard or worker: a
 		// duplicate the local tier could not know. Remembered locally so
 		// its next copies here are caught without the shared tier.
-		s.st.Duplicates.Add(1)
-		s.st.SharedDedupDuplicates.Add(1)
+		if c.Count {
+			s.st.Duplicates.Add(1)
+			s.st.SharedDedupDuplicates.Add(1)
+		}
 		s.dedup.add(h, arrival)
 		return
 	}

@@ -36,7 +36,8 @@ type SharedDedup interface {
 	// Claim records, for each claim whose key is not yet in the store,
 	// its Owner (kept for the store's TTL), and sets Prior to the owner
 	// already recorded for keys that were ("" for the keys this call
-	// recorded). On error no Prior may be trusted.
+	// recorded), and Count as its doc says. On error no Prior or Count may
+	// be trusted.
 	Claim(ctx context.Context, claims []SharedClaim) error
 }
 
@@ -49,6 +50,13 @@ type SharedClaim struct {
 	// Prior is set by [SharedDedup.Claim]: the owner of an earlier claim
 	// of the same key, "" if this claim was the first.
 	Prior string
+	// Count is set by [SharedDedup.Claim]: Prior is another position and
+	// no earlier claim from this Owner was told so, i.e. this is the one
+	// claim of a duplicate record that counts it. The store remembers the
+	// counted positions (for its TTL), so a replay of the record (a moved
+	// shard's new owner, or the old owner finishing its batch) does not
+	// count it again.
+	Count bool
 }
 
 // DefaultSharedDedupTimeout bounds one batch's claim.
@@ -119,6 +127,26 @@ func (s *Shard) sharedClaimOf(i int) *SharedClaim {
 		return nil
 	}
 	return &b.claims[b.idx[i]]
+}
+
+// countDuplicate reports whether a duplicate record with claim c is
+// counted in Stats.Duplicates. Without an answer from the shared tier the
+// local tier decides (and counts) alone. With one, the shared tier counts:
+// a record whose key another position owns counts once, on the claim Redis
+// gave Count (so replays add nothing across workers); a record the local
+// tier saw but the shared tier does not know as a duplicate counts only if
+// the shared tier knew nothing of the key (its first copy was claimed while
+// Redis was down or has expired there), not if this position owns the key
+// (the same record again).
+func (s *Shard) countDuplicate(c *SharedClaim) bool {
+	switch {
+	case c == nil || !s.shared.ok:
+		return true
+	case s.sharedDuplicate(c):
+		return c.Count
+	default:
+		return c.Prior == ""
+	}
 }
 
 // sharedDuplicate reports whether the shared tier saw c's key from

@@ -10,15 +10,17 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
 // fakeShared is an in-memory SharedDedup with the Redis store's semantics
 // (SET NX GET): the first owner of a key stays.
 type fakeShared struct {
-	mu    sync.Mutex
-	owner map[[32]byte]string
-	err   error // returned by Claim when set
-	calls int
+	mu      sync.Mutex
+	owner   map[[32]byte]string
+	counted map[string]bool // positions whose duplicate was counted
+	err     error           // returned by Claim when set
+	calls   int
 }
 
 func (f *fakeShared) Claim(_ context.Context, cs []SharedClaim) error {
@@ -33,8 +35,16 @@ func (f *fakeShared) Claim(_ context.Context, cs []SharedClaim) error {
 	}
 	for i := range cs {
 		c := &cs[i]
+		c.Count = false
 		if p, ok := f.owner[c.Key]; ok {
 			c.Prior = p
+			if p != c.Owner && !f.counted[c.Owner] {
+				if f.counted == nil {
+					f.counted = map[string]bool{}
+				}
+				f.counted[c.Owner] = true
+				c.Count = true
+			}
 		} else {
 			f.owner[c.Key] = c.Owner
 			c.Prior = ""
@@ -181,5 +191,48 @@ func TestSharedDedupFailureFallsBackToLocal(t *testing.T) {
 	}
 	if local.Duplicates.Load() == 0 {
 		t.Fatal("stream has no duplicates: the comparison proves nothing")
+	}
+}
+
+// TestSharedDedupReplayCountsDuplicatesOnce: a stream with producer
+// retries is processed by one worker that dies before any barrier, then
+// replayed from the same positions by the shard's next owner (the join
+// scenario's lease move). Each duplicate counts once over both workers:
+// the shared tier remembers which positions were counted.
+func TestSharedDedupReplayCountsDuplicatesOnce(t *testing.T) {
+	shared := &fakeShared{}
+	st := makeStream(t, gen.Config{Seed: 23, Events: 400, DuplicateShare: 0.2, MalformedShare: -1}, rand.New(rand.NewPCG(23, 23)))
+	want := refmodel.Build(st.data, refmodel.Options{Policy: "strict"})
+	if want.Duplicates == 0 {
+		t.Fatal("the stream has no duplicates")
+	}
+	ctx := ctxT(t)
+	stA, stB := &Stats{}, &Stats{}
+	first := sharedShard(t, "shardId-000000000001", shared, stA)
+	// The first owner gets the first two thirds before it dies.
+	cut := 2 * len(st.recs) / 3
+	for cut < len(st.recs) && st.recs[cut].Seq == st.recs[cut-1].Seq {
+		cut++
+	}
+	if err := first.Process(ctx, st.recs[:cut], false); err != nil {
+		t.Fatal(err)
+	}
+	first.Abandon()
+	next := sharedShard(t, "shardId-000000000001", shared, stB)
+	for _, part := range batches(st.recs, rand.New(rand.NewPCG(3, 4)), 40) {
+		if err := next.Process(ctx, part, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stA.Duplicates.Load() == 0 {
+		t.Fatal("the first owner counted no duplicate: the test proves nothing")
+	}
+	if got := stA.Duplicates.Load() + stB.Duplicates.Load(); got != int64(want.Duplicates) {
+		t.Fatalf("duplicates summed over both owners = %d (%d + %d), want the %d injected",
+			got, stA.Duplicates.Load(), stB.Duplicates.Load(), want.Duplicates)
+	}
+	if stB.Events.Load() != int64(len(st.recs)-want.Duplicates) {
+		t.Fatalf("next owner processed %d events, want every non-duplicate record (%d)",
+			stB.Events.Load(), len(st.recs)-want.Duplicates)
 	}
 }

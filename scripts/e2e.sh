@@ -11,13 +11,18 @@ export STANDIN_DIR="${E2E_STANDIN_DIR:-$ROOT/.standins/e2e}"
 export STANDIN_KINESIS_PORT="${E2E_KINESIS_PORT:-44567}"
 export STANDIN_DYNAMODB_PORT="${E2E_DYNAMODB_PORT:-44568}"
 export STANDIN_GREMLIN_PORT="${E2E_GREMLIN_PORT:-48182}"
-unset LINEAGEFLOW_KINESIS_ENDPOINT LINEAGEFLOW_DYNAMODB_ENDPOINT LINEAGEFLOW_GREMLIN_ENDPOINT
+export STANDIN_REDIS_PORT="${E2E_REDIS_PORT:-44379}"
+unset LINEAGEFLOW_KINESIS_ENDPOINT LINEAGEFLOW_DYNAMODB_ENDPOINT LINEAGEFLOW_GREMLIN_ENDPOINT LINEAGEFLOW_REDIS_ENDPOINT
 
 started=0
 if [ ! -f "$STANDIN_DIR/env" ]; then started=1; fi
 cleanup() { if [ "$started" = 1 ]; then bash scripts/standins-stop.sh >/dev/null || true; fi; }
 trap cleanup EXIT
-bash scripts/standins-start.sh kinesis dynamodb gremlin >/dev/null
+# Redis (the shared dedup tier) only for the join-redis scenario, and only
+# where redis-server is installed (that scenario fails without it).
+names=(kinesis dynamodb gremlin)
+if command -v redis-server >/dev/null; then names+=(redis); fi
+bash scripts/standins-start.sh "${names[@]}" >/dev/null
 
 go build -o "$STANDIN_DIR/e2e-bin" ./tools/e2e
 "$STANDIN_DIR/e2e-bin" "$@"

@@ -11,16 +11,22 @@ import (
 
 // Shadow is the writer of shadow mode (`run -sink shadow`): it computes
 // what [Neptune] would send for each batch (each vertex once per batch,
-// vertices and edges partitioned over the writers by the same hash, cut
-// into requests of at most BatchRecords records and about
+// with its properties merged as Neptune merges them; vertices the vertex
+// cache knows with the same properties left out, as Neptune leaves them
+// out; vertices and edges partitioned over the writers by the same hash,
+// cut into requests of at most BatchRecords records and about
 // MaxRequestBytes) and counts it, but writes nothing and acknowledges at
-// once. The vertex cache and the cross-shard merge are not simulated, so
-// its Records are what Neptune would send without them (an upper bound).
-// Safe for concurrent use.
+// once (so every vertex counted enters its own vertex cache, as an
+// acknowledged one enters Neptune's). The cross-batch merge of concurrent
+// requests (coalesce.go) depends on timing and is not simulated: with
+// batches written one at a time Neptune merges nothing and the counts are
+// equal; with concurrent batches the shadow's Records exceed Neptune's by
+// Neptune's Coalesced. Safe for concurrent use.
 type Shadow struct {
 	writers, batchRecords, maxBytes int
+	cache                           *vertexCache // nil: cache off
 
-	batches, requests, records atomic.Uint64
+	batches, requests, records, cacheHits atomic.Uint64
 }
 
 // NewShadow returns a shadow writer sized like a Neptune sink of cfg
@@ -28,7 +34,11 @@ type Shadow struct {
 // defaults).
 func NewShadow(cfg Config) *Shadow {
 	cfg = cfg.WithDefaults()
-	return &Shadow{writers: cfg.Writers, batchRecords: cfg.BatchRecords, maxBytes: cfg.MaxRequestBytes}
+	s := &Shadow{writers: cfg.Writers, batchRecords: cfg.BatchRecords, maxBytes: cfg.MaxRequestBytes}
+	if cfg.VertexCacheSize > 0 {
+		s.cache = newVertexCache(cfg.VertexCacheSize)
+	}
+	return s
 }
 
 // WriteBatch counts the requests b would take and acknowledges it.
@@ -37,12 +47,21 @@ func (s *Shadow) WriteBatch(ctx context.Context, b Batch) error {
 		return err
 	}
 	vparts := make([][]lineage.Vertex, s.writers)
-	seen := make(map[string]struct{}, len(b.Vertices))
+	merged := make(map[string]lineage.Vertex, len(b.Vertices))
+	order := make([]string, 0, len(b.Vertices))
 	for _, v := range b.Vertices {
-		if _, dup := seen[v.ID]; dup {
+		if _, dup := merged[v.ID]; !dup {
+			order = append(order, v.ID)
+		}
+		lineage.MergeVertexInto(merged, v)
+	}
+	var hits uint64
+	for _, id := range order {
+		v := merged[id]
+		if s.cache != nil && s.cache.contains(v.ID, v.Props) {
+			hits++
 			continue
 		}
-		seen[v.ID] = struct{}{}
 		w := s.writerOf(v.ID)
 		vparts[w] = append(vparts[w], v)
 	}
@@ -62,18 +81,27 @@ func (s *Shadow) WriteBatch(ctx context.Context, b Batch) error {
 			recs += uint64(len(c))
 		}
 	}
+	if s.cache != nil {
+		for _, p := range vparts {
+			for _, v := range p {
+				s.cache.add(v.ID, v.Props)
+			}
+		}
+	}
 	s.batches.Add(1)
 	s.requests.Add(reqs)
 	s.records.Add(recs)
+	s.cacheHits.Add(hits)
 	return nil
 }
 
 func (s *Shadow) writerOf(id string) int { return int(xxhash.Sum64String(id) % uint64(s.writers)) }
 
-// Stats returns what would have been sent: Batches, Requests, Records
-// (no failures, retries, cache hits or merges).
+// Stats returns what would have been sent: Batches, Requests, Records,
+// CacheHits (no failures, retries or merges).
 func (s *Shadow) Stats() Stats {
-	return Stats{Batches: s.batches.Load(), Requests: s.requests.Load(), Records: s.records.Load(), Retries: map[Code]uint64{}}
+	return Stats{Batches: s.batches.Load(), Requests: s.requests.Load(), Records: s.records.Load(),
+		CacheHits: s.cacheHits.Load(), Retries: map[Code]uint64{}}
 }
 
 // Close does nothing.

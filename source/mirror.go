@@ -58,6 +58,7 @@ type MirrorStats struct {
 	PutRecords  atomic.Int64 // Kinesis records put (aggregates count once)
 	PutRetries  atomic.Int64 // records PutRecords refused and the mirror sent again
 	Checkpoints atomic.Int64
+	LeasesLost  atomic.Int64 // shards this mirror stopped because another mirror owns their lease
 	Behind      atomic.Int64 // MillisBehindLatest of the last read (any shard)
 	running     atomic.Bool
 }
@@ -106,6 +107,9 @@ type Mirror struct {
 	log *slog.Logger
 	kin *kinesis.Client
 	ctx context.Context // done when the mirror must stop at once
+	// owner reads the owner of a shard's lease (consistent read; the
+	// lease guard).
+	owner func(ctx context.Context, shard string) (string, error)
 }
 
 // RunMirror runs the mirror until ctx ends. Each KCL batch's selected
@@ -131,6 +135,7 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) error {
 	kw := &Worker{cfg: Config{Stream: cfg.Stream, AppName: cfg.AppName, WorkerID: cfg.WorkerID, AWS: cfg.AWS,
 		ShardSync: cfg.ShardSync, FailoverTime: cfg.FailoverTime, IdleBetweenReads: cfg.IdleBetweenReads,
 		MaxRecords: cfg.MaxRecords, FromLatest: cfg.FromLatest, Logger: cfg.Logger}.WithDefaults(), log: m.log, ddb: ddb}
+	m.owner = kw.leaseOwner
 	if err := kw.ensureLeaseTable(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -166,17 +171,51 @@ func (f mirrorFactory) CreateProcessor() kcl.IRecordProcessor { return &mirrorSh
 type mirrorShard struct {
 	m     *Mirror
 	shard string
+	lost  atomic.Bool // another mirror owns the lease: this processor is done
 }
 
 func (p *mirrorShard) Initialize(in *kcl.InitializationInput) { p.shard = in.ShardId }
 
+// ownsLease is the mirror's lease guard (as the worker's, source/lease.go):
+// v1.0.0 tells a processor nothing when its lease is taken (expired while
+// this mirror was frozen or slow, or stolen), and its checkpoint is an
+// unconditional PutItem that names this worker the owner again. Read the
+// owner; when it is another mirror, mark the shard lost for good: it puts
+// nothing more and never checkpoints (the new owner re-reads from the last
+// checkpoint). strict: a failed read counts as not owned (for a
+// checkpoint, which the next batch retries); otherwise a failed read lets
+// the caller go on (a put of a batch that may be put again by the new
+// owner is harmless, a batch skipped on a DynamoDB hiccup would be lost to
+// the canary).
+func (p *mirrorShard) ownsLease(strict bool) bool {
+	if p.lost.Load() {
+		return false
+	}
+	owner, err := p.m.owner(p.m.ctx, p.shard)
+	if err != nil {
+		p.m.log.Warn("mirror: lease guard: reading the lease failed", "shard", p.shard, "err", err, "checkpoint", strict)
+		return !strict
+	}
+	if owner == p.m.cfg.WorkerID {
+		return true
+	}
+	p.lost.Store(true)
+	p.m.cfg.Stats.LeasesLost.Add(1)
+	p.m.log.Warn("mirror: lease lost: another mirror owns the shard; putting and checkpointing nothing more here",
+		"shard", p.shard, "owner", owner)
+	return false
+}
+
 func (p *mirrorShard) ProcessRecords(in *kcl.ProcessRecordsInput) {
 	m, st := p.m, p.m.cfg.Stats
-	if m.ctx.Err() != nil {
+	if m.ctx.Err() != nil || p.lost.Load() {
 		return
 	}
 	st.Behind.Store(in.MillisBehindLatest)
 	if len(in.Records) == 0 {
+		return
+	}
+	if !p.ownsLease(false) {
 		return
 	}
 	var sel []kpl.Record
@@ -192,6 +231,9 @@ func (p *mirrorShard) ProcessRecords(in *kcl.ProcessRecordsInput) {
 		// Stopping: nothing checkpointed, the batch comes back.
 		return
 	}
+	if !p.ownsLease(true) {
+		return
+	}
 	last := aws.ToString(in.Records[len(in.Records)-1].SequenceNumber)
 	if err := in.Checkpointer.Checkpoint(&last); err != nil {
 		m.log.Warn("mirror: checkpoint failed (retried with the next batch)", "shard", p.shard, "err", err)
@@ -201,7 +243,7 @@ func (p *mirrorShard) ProcessRecords(in *kcl.ProcessRecordsInput) {
 }
 
 func (p *mirrorShard) Shutdown(in *kcl.ShutdownInput) {
-	if in.ShutdownReason == kcl.TERMINATE {
+	if in.ShutdownReason == kcl.TERMINATE && p.ownsLease(true) {
 		// Shard end: every batch was put before its checkpoint.
 		if err := in.Checkpointer.Checkpoint(nil); err != nil {
 			p.m.log.Warn("mirror: shard-end checkpoint failed", "shard", p.shard, "err", err)

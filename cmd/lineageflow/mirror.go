@@ -94,6 +94,7 @@ func mirrorMetrics(st *source.MirrorStats) http.Handler {
 	counter("lineage_mirror_records_put_total", "Mirrored user records the canary stream acknowledged.", st.Put.Load)
 	counter("lineage_mirror_kinesis_records_put_total", "Kinesis records put on the canary stream (a KPL aggregate counts once).", st.PutRecords.Load)
 	counter("lineage_mirror_put_retries_total", "Records the canary stream refused and the mirror sent again.", st.PutRetries.Load)
+	counter("lineage_mirror_leases_lost_total", "Shards the mirror stopped because another mirror owns their lease (the lease guard).", st.LeasesLost.Load)
 	counter("lineage_mirror_checkpoints_total", "KCL checkpoints written by the mirror (each after the canary acknowledged its batch).", st.Checkpoints.Load)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lineage_mirror_millis_behind_latest",
 		Help: "MillisBehindLatest of the mirror's last read: its lag behind the tip of the stream."}, func() float64 { return float64(st.Behind.Load()) }))

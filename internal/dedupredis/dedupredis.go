@@ -1,14 +1,25 @@
 // Package dedupredis is the shared dedup tier on Redis
 // ([processor.SharedDedup]; DESIGN.md, Processor, "Shared dedup tier").
 //
-// One [Store.Claim] is one pipelined round trip: for each record,
+// One [Store.Claim] is one pipelined round trip of, for each record,
 //
 //	SET <prefix><hex sha256> <owner> NX GET EX <ttl seconds>
 //
 // which records the owner (the record's shard/seq/sub) if the key is new
 // and returns the owner already recorded otherwise (SET with NX and GET
-// together needs Redis >= 7.0). One command per record, no read-then-write
-// race: two workers claiming the same key at once get one winner.
+// together needs Redis >= 7.0), then, only if some records of the batch
+// are duplicates (their key has another owner), a second pipelined round
+// trip of, for each of them,
+//
+//	SET <prefix>dup:<owner> 1 NX EX <ttl seconds>
+//
+// which marks the duplicate's position as counted: the claim that set the
+// marker gets Count, a replay of the position (the new owner of a moved
+// shard, or the old owner finishing its batch) does not, so the sum of the
+// workers' duplicate counters is exact. No read-then-write race: two
+// workers claiming the same key or position at once get one winner.
+// (A Lua script doing both in one round trip cost 5-6x the claim time on
+// the stand-in: bench/RESULTS.md.)
 //
 // Redis slow or down never blocks ingestion: every claim is bounded by its
 // context (the processor's -dedup-timeout), the client does not retry, and
@@ -135,7 +146,9 @@ func New(cfg Config) (*Store, error) {
 	return &Store{cfg: cfg, c: redis.NewClient(opt), ttl: int64(cfg.TTL / time.Second), backoff: cfg.Backoff}, nil
 }
 
-// Claim implements [processor.SharedDedup] with one pipelined round trip.
+// Claim implements [processor.SharedDedup]: one pipelined round trip,
+// and a second one for the counted markers of the batch's duplicates if
+// it has any.
 func (s *Store) Claim(ctx context.Context, claims []processor.SharedClaim) error {
 	if len(claims) == 0 {
 		return nil
@@ -155,15 +168,38 @@ func (s *Store) Claim(ctx context.Context, claims []processor.SharedClaim) error
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return s.failed(fmt.Errorf("dedupredis: claim of %d keys: %w", len(claims), err))
 	}
+	var dups []int
 	for i, cmd := range cmds {
 		prior, err := cmd.Text()
 		switch {
 		case errors.Is(err, redis.Nil):
-			claims[i].Prior = ""
+			prior = ""
 		case err != nil:
 			return s.failed(fmt.Errorf("dedupredis: claim: %w", err))
-		default:
-			claims[i].Prior = prior
+		}
+		claims[i].Prior, claims[i].Count = prior, false
+		if prior != "" && prior != claims[i].Owner {
+			dups = append(dups, i)
+		}
+	}
+	if len(dups) > 0 {
+		pipe := s.c.Pipeline()
+		marks := make([]*redis.Cmd, len(dups))
+		for j, i := range dups {
+			marks[j] = pipe.Do(ctx, "set", s.cfg.Prefix+"dup:"+claims[i].Owner, "1", "nx", "ex", s.ttl)
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return s.failed(fmt.Errorf("dedupredis: counted markers of %d duplicates: %w", len(dups), err))
+		}
+		for j, i := range dups {
+			err := marks[j].Err()
+			switch {
+			case errors.Is(err, redis.Nil): // marked before: counted already
+			case err != nil:
+				return s.failed(fmt.Errorf("dedupredis: counted marker: %w", err))
+			default:
+				claims[i].Count = true
+			}
 		}
 	}
 	s.succeeded()

@@ -96,10 +96,12 @@ func shard(t *testing.T, id string, shared processor.SharedDedup, st *processor.
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A generous claim timeout: these tests count duplicates, and a claim
-	// past the 50 ms default on a loaded machine falls back to the local
-	// tier (TestHangingRedisDoesNotBlock covers the timeout itself).
-	cfg := processor.PipelineConfig{Stats: st, Logger: quiet, BarrierInterval: time.Hour, SharedDedupTimeout: 10 * time.Second}
+	// A claim deadline far above the 50 ms default: these tests check what
+	// is counted, and one claim slowed past the deadline (the race
+	// detector on a loaded machine) would fall back and back off for the
+	// rest of the test. The hanging-Redis test is bounded by its store's
+	// own 20 ms client timeout.
+	cfg := processor.PipelineConfig{Stats: st, Logger: quiet, BarrierInterval: time.Hour, SharedDedupTimeout: 5 * time.Second}
 	if shared != nil {
 		cfg.SharedDedup = shared
 	}
@@ -191,6 +193,103 @@ func TestTwoWorkersShareRedis(t *testing.T) {
 	}
 	t.Logf("duplicates injected across workers %d: shared tier %d, local tier alone %d (shortfall %d)",
 		retries, stB.Duplicates.Load(), local.Duplicates.Load(), int64(retries)-local.Duplicates.Load())
+}
+
+// TestReplayCountsDuplicatesOnceOnRedis: on the real server, a stream
+// with producer retries is processed up to two thirds by worker A, whose
+// shard then moves (no checkpoint) to worker B, which replays it all from
+// the same positions, while A re-sends its last batch (an owner finishing
+// the batch it had when it lost the lease). Each duplicate counts once
+// over A and B, as the generator injected them; the counted markers and
+// the key have the TTL.
+func TestReplayCountsDuplicatesOnceOnRedis(t *testing.T) {
+	url := testenv.Redis(t)
+	prefix := testPrefix(t)
+	ctx := ctxT(t)
+	gc := gen.Config{Seed: 43, Events: 600, DuplicateShare: 0.2, MalformedShare: -1}
+	recs := records(t, gc, 1)
+	injected := 0
+	if err := gen.Stream(gc, func(g gen.Record) error {
+		if g.Duplicate {
+			injected++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if injected == 0 {
+		t.Fatal("no duplicates generated")
+	}
+	stA, stB := &processor.Stats{}, &processor.Stats{}
+	a := shard(t, "shardId-000000000000", newStore(t, url, prefix), stA)
+	b := shard(t, "shardId-000000000000", newStore(t, url, prefix), stB)
+	cut := 2 * len(recs) / 3
+	for i := 0; i < cut; i += 100 {
+		if err := a.Process(ctx, recs[i:min(i+100, cut)], false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < len(recs); i += 70 {
+		if err := b.Process(ctx, recs[i:min(i+70, len(recs))], false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Process(ctx, recs[cut-100:cut], false); err != nil { // A's last batch again
+		t.Fatal(err)
+	}
+	if stA.Duplicates.Load() == 0 || stB.Duplicates.Load() == 0 {
+		t.Fatalf("duplicates A %d B %d: both must have met some for the test to mean anything",
+			stA.Duplicates.Load(), stB.Duplicates.Load())
+	}
+	if got := stA.Duplicates.Load() + stB.Duplicates.Load(); got != int64(injected) {
+		t.Fatalf("duplicates summed over A and B = %d (%d + %d), want the %d injected",
+			got, stA.Duplicates.Load(), stB.Duplicates.Load(), injected)
+	}
+	if stA.SharedDedupFallbacks.Load()+stB.SharedDedupFallbacks.Load() != 0 {
+		t.Fatal("fallbacks against a running Redis")
+	}
+	// The counted markers: one per duplicate's position (the positions
+	// whose bytes an earlier position carried).
+	var markers []string
+	first := map[string]bool{}
+	for _, r := range recs {
+		if first[string(r.Data)] {
+			markers = append(markers, prefix+"dup:shardId-000000000000/"+r.Seq+"/0")
+		}
+		first[string(r.Data)] = true
+	}
+	c := newStore(t, url, prefix).c
+	if n, err := c.Exists(ctx, markers...).Result(); err != nil || n != int64(injected) || len(markers) != injected {
+		t.Fatalf("%d of the %d duplicates' positions marked counted in Redis (%v), want all (%d injected)", n, len(markers), err, injected)
+	}
+	ttl, err := c.TTL(ctx, markers[0]).Result()
+	if err != nil || ttl <= 23*time.Hour || ttl > 24*time.Hour {
+		t.Fatalf("TTL of a counted marker = %v, %v; want about 24h", ttl, err)
+	}
+}
+
+// TestClaimCountsOncePerPosition: the second claim of a key from another
+// position gets Count once; the same position claiming again (a replay)
+// does not, nor does the first owner.
+func TestClaimCountsOncePerPosition(t *testing.T) {
+	url := testenv.Redis(t)
+	s := newStore(t, url, testPrefix(t))
+	ctx := ctxT(t)
+	k := sha256.Sum256([]byte("x"))
+	cs := []processor.SharedClaim{{Key: k, Owner: "s/1/0"}, {Key: k, Owner: "s/2/0"}}
+	if err := s.Claim(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	if cs[1].Prior != "s/1/0" || !cs[1].Count || cs[0].Count {
+		t.Fatalf("claims %+v, want the second a counted duplicate of the first", cs)
+	}
+	again := []processor.SharedClaim{{Key: k, Owner: "s/2/0"}, {Key: k, Owner: "s/1/0"}}
+	if err := s.Claim(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if again[0].Prior != "s/1/0" || again[0].Count || again[1].Count {
+		t.Fatalf("replayed claims %+v, want the duplicate not counted again", again)
+	}
 }
 
 // silentServer accepts connections and never answers: a Redis that hangs.

@@ -5,6 +5,9 @@
 //
 //	scenario=<name> events=N expected_edges=N actual_edges=N missing=N extra=N duplicate=N ghost=N dlq=N mismatched=N recover_s=X result=PASS|FAIL
 //
+// (a scenario may add its own key=value fields before result=, e.g.
+// join-redis its duplicate counts; it needs the Redis stand-in, which
+// scripts/e2e.sh starts when redis-server is installed)
 // and the run ends with a summary line. Run it through scripts/e2e.sh
 // (make e2e), which starts the stand-ins if they are not running and then
 // stops the ones it started.

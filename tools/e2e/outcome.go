@@ -18,6 +18,7 @@ type outcome struct {
 	events, expEdges, actEdges, missing, extra, dup int
 	ghost, dlq, mismatched                          int
 	recover                                         float64
+	note                                            string // scenario-specific key=value fields
 	err                                             error
 }
 
@@ -44,8 +45,12 @@ func (o *outcome) line() string {
 	if o.err != nil {
 		res = "FAIL"
 	}
-	l := fmt.Sprintf("scenario=%s events=%d expected_edges=%d actual_edges=%d missing=%d extra=%d duplicate=%d ghost=%d dlq=%d mismatched=%d recover_s=%.1f result=%s",
-		o.name, o.events, o.expEdges, o.actEdges, o.missing, o.extra, o.dup, o.ghost, o.dlq, o.mismatched, o.recover, res)
+	l := fmt.Sprintf("scenario=%s events=%d expected_edges=%d actual_edges=%d missing=%d extra=%d duplicate=%d ghost=%d dlq=%d mismatched=%d recover_s=%.1f",
+		o.name, o.events, o.expEdges, o.actEdges, o.missing, o.extra, o.dup, o.ghost, o.dlq, o.mismatched, o.recover)
+	if o.note != "" {
+		l += " " + o.note
+	}
+	l += " result=" + res
 	if o.err != nil {
 		l += fmt.Sprintf(" error=%q", o.err.Error())
 	}

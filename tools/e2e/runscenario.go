@@ -12,6 +12,7 @@ import (
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/testkit/harness"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
 	"github.com/lineageflow/lineageflow/verify"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -36,11 +37,18 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 	s := &state{cfg: cfg, sc: sc, h: h}
 	r := outcome{name: sc.name}
 	fail := func(err error) (string, bool) {
-		r.err = err
+		r.err, r.note = err, s.note
 		h.DumpLogs(log, 4000)
 		return r.line(), false
 	}
 
+	if sc.redis {
+		url, ok := testenv.Lookup("LINEAGEFLOW_REDIS_ENDPOINT")
+		if !ok {
+			return fail(errors.New("the Redis stand-in is not running: install redis-server (7.0+) and run through scripts/e2e.sh, which starts it"))
+		}
+		s.redisURL = url
+	}
 	gc := gen.Config{Seed: int64(len(sc.name)*7919 + 1), Events: cfg.events}.WithDefaults()
 	if sc.gen != nil {
 		gc = sc.gen(gc)
@@ -134,5 +142,6 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 			return fail(err)
 		}
 	}
+	r.note = s.note
 	return r.line(), true
 }

@@ -23,6 +23,7 @@ type scenario struct {
 	short   bool // part of the CI (short) matrix
 	workers int
 	steal   bool
+	redis   bool // workers run with -dedup on the Redis stand-in
 	gen     func(c gen.Config) gen.Config
 	fault   func(ctx context.Context, s *state) error
 	check   func(ctx context.Context, s *state) error // extra assertions after the graph is complete
@@ -73,24 +74,11 @@ var scenarios = []scenario{
 			s.h.Logf("leases handed over %v after the exit", time.Since(t0))
 			return nil
 		}},
-	{name: "join", what: "a fourth worker joins: leases rebalance", workers: 3, steal: true,
-		fault: func(ctx context.Context, s *state) error {
-			if err := s.waitAcked(ctx); err != nil {
-				return err
-			}
-			p, err := s.h.StartWorker(ctx, s.spec("w4"))
-			if err != nil {
-				return err
-			}
-			s.procs = append(s.procs, p)
-			return s.h.WaitFor(ctx, 60*time.Second, "w4 holds a lease", func() (bool, error) {
-				ls, err := s.h.Leases(ctx)
-				if err != nil {
-					return false, nil
-				}
-				return len(harness.Owners(ls, time.Now())["w4"]) > 0, nil
-			})
-		}},
+	{name: "join", what: "a fourth worker joins: leases rebalance", workers: 3, steal: true, fault: joinFault},
+	{name: "join-redis", what: "join with 20% producer duplicates and the shared Redis dedup tier: duplicates_detected = the injected duplicates, the local tier's shortfall beside it",
+		workers: 3, steal: true, redis: true,
+		gen:   func(c gen.Config) gen.Config { c.DuplicateShare = 0.20; return c },
+		fault: joinFault, check: dedupCheck},
 	{name: "gremlin-down", what: "Gremlin Server down mid-stream, then back", short: true, workers: 3,
 		fault: func(ctx context.Context, s *state) error {
 			if err := s.waitAcked(ctx); err != nil {
@@ -172,6 +160,55 @@ func standins(verb string, names ...string) error {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("standins-%s %v: %w\n%s", verb, names, err, out)
+	}
+	return nil
+}
+
+// joinFault starts a fourth worker once edges flow and waits until it
+// holds a lease (taken from the others by lease stealing).
+func joinFault(ctx context.Context, s *state) error {
+	if err := s.waitAcked(ctx); err != nil {
+		return err
+	}
+	p, err := s.h.StartWorker(ctx, s.spec("w4"))
+	if err != nil {
+		return err
+	}
+	s.procs = append(s.procs, p)
+	return s.h.WaitFor(ctx, 60*time.Second, "w4 holds a lease", func() (bool, error) {
+		ls, err := s.h.Leases(ctx)
+		if err != nil {
+			return false, nil
+		}
+		return len(harness.Owners(ls, time.Now())["w4"]) > 0, nil
+	})
+}
+
+// dedupCheck (every worker stopped: their exit stats lines are final)
+// sums the duplicate counters over the workers and compares them with the
+// generator's injected duplicates. With the shared tier each duplicate
+// counts once, however often a moved shard's records were replayed; the
+// local tier's part is what it found alone, the shortfall the rest (the
+// retries whose first copy another worker had processed).
+func dedupCheck(_ context.Context, s *state) error {
+	var detected, sharedOnly, fallbacks, read int64
+	for _, p := range s.procs {
+		st := p.Stats()
+		if st == nil {
+			return fmt.Errorf("worker %s logged no stats line", p.Spec.ID)
+		}
+		detected += st["duplicates"]
+		sharedOnly += st["shared_dedup_duplicates"]
+		fallbacks += st["shared_dedup_fallbacks"]
+		read += st["records"]
+	}
+	injected := int64(s.want.Duplicates)
+	// records_replayed: records read more than once (a moved shard's
+	// records after its last checkpoint, read again by the new owner).
+	s.note = fmt.Sprintf("duplicates_injected=%d duplicates_detected=%d local_tier=%d local_shortfall=%d redis_fallbacks=%d records_replayed=%d",
+		injected, detected, detected-sharedOnly, sharedOnly, fallbacks, read-int64(s.records))
+	if detected != injected {
+		return fmt.Errorf("duplicates_detected %d summed over the workers, want the %d injected", detected, injected)
 	}
 	return nil
 }

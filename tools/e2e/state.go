@@ -22,6 +22,8 @@ type state struct {
 	dlq       int
 	extraDLQ  int           // dead letters the fault added beyond the generated stream's (poison)
 	frozen    *harness.Proc // the worker the freeze scenario froze
+	redisURL  string        // the Redis stand-in, for scenarios with redis
+	note      string        // extra key=value fields for the result line
 }
 
 type replayJob struct{ j *harness.ReplayJob }
@@ -29,6 +31,12 @@ type replayJob struct{ j *harness.ReplayJob }
 func (s *state) spec(id string) harness.WorkerSpec {
 	spec := harness.WorkerSpec{ID: id, Sink: "gremlin:" + s.h.Env.GremlinEndpoint, LeaseStealing: s.sc.steal,
 		FailoverTime: 4 * time.Second, ShardSync: 500 * time.Millisecond}
+	if s.sc.redis {
+		// 1 s, not 50 ms: on a loaded test machine a slow claim would fall
+		// back to the local tier and the count being checked would be the
+		// degraded one (fallbacks are reported in the line).
+		spec.Args = append(spec.Args, "-dedup", s.redisURL, "-dedup-timeout", "1s")
+	}
 	if s.cfg.breakMode != "" {
 		spec.Env = append(spec.Env, "LINEAGEFLOW_UNSAFE_BREAK="+s.cfg.breakMode)
 	}
