@@ -66,7 +66,7 @@ type ParentRun struct {
 }
 
 // ColumnLineage is the columnLineage facet of one output dataset, kept
-// verbatim (raw JSON) for later use; nothing in the pipeline interprets it yet.
+// verbatim (raw JSON): [ColumnLineage.Edges] reads its field pairs.
 type ColumnLineage struct {
 	Output Dataset
 	Raw    []byte

@@ -18,11 +18,17 @@ import (
 // and the stats.
 func runRecords(t *testing.T, data [][]byte, runs RunRecords) (*refmodel.Graph, *Stats) {
 	t.Helper()
+	return runRecordsWith(t, data, func(c *PipelineConfig) { c.Runs = runs })
+}
+
+// runRecordsWith is runRecords with the config set by set.
+func runRecordsWith(t *testing.T, data [][]byte, set func(*PipelineConfig)) (*refmodel.Graph, *Stats) {
+	t.Helper()
 	start := time.Date(2026, 1, 1, 6, 0, 0, 0, time.UTC)
 	clk := &fakeClock{now: start}
 	stats := &Stats{}
 	cfg := testConfig(t, clk, stats)
-	cfg.Runs = runs
+	set(&cfg)
 	db := openMem(t, vfs.NewMem())
 	defer db.Close()
 	mem := sink.NewMemory()

@@ -81,3 +81,55 @@ func lifecycleState(raw json.RawMessage) string {
 	}
 	return st
 }
+
+// fieldPair is one input field -> output field pair of a columnLineage
+// facet.
+type fieldPair struct {
+	in, out         lineage.Dataset
+	inField, outFld string
+}
+
+// columnLineage reads the columnLineage facet of the output dataset object
+// raw (named d): {"facets": {"columnLineage": {"fields": {outField:
+// {"inputFields": [{"namespace", "name", "field"}]}}}}}. Leniently: what
+// lacks a non-empty string namespace, name or field is skipped, as is a
+// field derived from itself; anything of another shape gives nothing.
+func columnLineage(d lineage.Dataset, raw json.RawMessage) []fieldPair {
+	var top, facets map[string]json.RawMessage
+	var cl struct {
+		Fields map[string]json.RawMessage `json:"fields"`
+	}
+	if json.Unmarshal(raw, &top) != nil || json.Unmarshal(top["facets"], &facets) != nil ||
+		json.Unmarshal(facets["columnLineage"], &cl) != nil {
+		return nil
+	}
+	var out []fieldPair
+	for of, fraw := range cl.Fields {
+		var f struct {
+			InputFields []map[string]json.RawMessage `json:"inputFields"`
+		}
+		if of == "" {
+			continue
+		}
+		var fm map[string]json.RawMessage
+		if json.Unmarshal(fraw, &fm) != nil || json.Unmarshal(fm["inputFields"], &f.InputFields) != nil {
+			continue
+		}
+		str := func(m map[string]json.RawMessage, k string) string {
+			var s string
+			if json.Unmarshal(m[k], &s) != nil {
+				return ""
+			}
+			return s
+		}
+		for _, in := range f.InputFields {
+			src := lineage.Dataset{Namespace: str(in, "namespace"), Name: str(in, "name")}
+			field := str(in, "field")
+			if src.Namespace == "" || src.Name == "" || field == "" || src == d && field == of {
+				continue
+			}
+			out = append(out, fieldPair{in: src, out: d, inField: field, outFld: of})
+		}
+	}
+	return out
+}

@@ -54,6 +54,7 @@ type run struct {
 	job      lineage.Job
 	inputs   map[lineage.Dataset]struct{}
 	outputs  map[lineage.Dataset]struct{}
+	fields   map[fieldPair]struct{}
 	terminal lineage.EventType // the first terminal event type, "" if none yet
 	stamped  bool
 	first    int64
@@ -145,11 +146,13 @@ func (m *Model) Add(data []byte) {
 		m.vertices[v.ID] = v
 	case lineage.KindJob:
 		m.addEdges(m.jobEdges, m.vertices, ev.job, ev.inputs, ev.outputs, ev.time, ev.time, "")
+		m.addFieldEdges(m.jobEdges, m.vertices, ev.fields, ev.time, ev.time, "")
 	case lineage.KindRun:
 		r := m.runs[ev.runID]
 		if r == nil {
 			r = &run{id: ev.runID, job: ev.job, inputs: map[lineage.Dataset]struct{}{}, outputs: map[lineage.Dataset]struct{}{},
-				tMin: ev.time, tMax: ev.time, reads: map[lineage.Dataset][2]int64{}, writes: map[lineage.Dataset][2]int64{}}
+				fields: map[fieldPair]struct{}{},
+				tMin:   ev.time, tMax: ev.time, reads: map[lineage.Dataset][2]int64{}, writes: map[lineage.Dataset][2]int64{}}
 			m.runs[ev.runID] = r
 		}
 		m.runVertex(r, ev)
@@ -158,6 +161,9 @@ func (m *Model) Add(data []byte) {
 		}
 		for _, d := range ev.outputs {
 			r.outputs[d] = struct{}{}
+		}
+		for _, f := range ev.fields {
+			r.fields[f] = struct{}{}
 		}
 		if r.terminal == "" && ev.typ.Terminal() {
 			r.terminal = ev.typ
@@ -212,6 +218,11 @@ func (m *Model) Graph() *Graph {
 			continue
 		}
 		m.addEdges(g.Edges, g.Vertices, r.job, setList(r.inputs), setList(r.outputs), r.first, r.last, r.id)
+		fs := make([]fieldPair, 0, len(r.fields))
+		for f := range r.fields {
+			fs = append(fs, f)
+		}
+		m.addFieldEdges(g.Edges, g.Vertices, fs, r.first, r.last, r.id)
 	}
 	return g
 }
@@ -252,6 +263,27 @@ func (m *Model) addEdges(edges map[string]lineage.Edge, vertices map[string]line
 	}
 }
 
+// addFieldEdges adds the column lineage of one committed run (or
+// JobEvent): both DatasetField vertices with FIELD_OF to their Dataset,
+// and input field -[COLUMN_DERIVES]-> output field.
+func (m *Model) addFieldEdges(edges map[string]lineage.Edge, vertices map[string]lineage.Vertex, fs []fieldPair, first, last int64, runID string) {
+	add := func(label, out, in string) {
+		lineage.MergeInto(edges, lineage.NewEdge(label, out, in, first, last, runID))
+	}
+	field := func(d lineage.Dataset, f string) string {
+		v := lineage.Vertex{ID: lineage.DatasetFieldID(d, f), Label: lineage.LabelDatasetField, Namespace: d.Namespace, Name: d.Name,
+			Props: lineage.MakeProps(lineage.StrConst(lineage.PropField, f))}
+		dv := lineage.DatasetVertex(d)
+		lineage.MergeVertexInto(vertices, v)
+		lineage.MergeVertexInto(vertices, dv)
+		add(lineage.EdgeFieldOf, v.ID, dv.ID)
+		return v.ID
+	}
+	for _, f := range fs {
+		add(lineage.EdgeColumnDerives, field(f.in, f.inField), field(f.out, f.outFld))
+	}
+}
+
 // event is what the model needs of a valid record.
 type event struct {
 	kind            lineage.EventKind
@@ -263,6 +295,7 @@ type event struct {
 	inputs, outputs []lineage.Dataset
 	aliases         []alias // symlinks of the datasets named
 	lifecycle       []lineage.Lifecycle
+	fields          []fieldPair // the outputs' columnLineage facets
 
 	// run facets, read leniently (a facet of another shape is ignored)
 	errorMessage           string
@@ -321,7 +354,7 @@ func (o object) named(key, path string) (ns, name string, err error) {
 	return ns, name, nil
 }
 
-func (o object) datasetsAliases(key string) ([]lineage.Dataset, []alias, []lineage.Lifecycle, error) {
+func (o object) datasetsAliases(key string, fields *[]fieldPair) ([]lineage.Dataset, []alias, []lineage.Lifecycle, error) {
 	raw, ok := o[key]
 	if !ok || isNull(raw) {
 		return nil, nil, nil, nil
@@ -347,6 +380,7 @@ func (o object) datasetsAliases(key string) ([]lineage.Dataset, []alias, []linea
 					continue // a DROP is not a write
 				}
 			}
+			*fields = append(*fields, columnLineage(d, it)...)
 		}
 		out = append(out, d)
 		als = append(als, symlinks(d, it)...)
@@ -450,10 +484,10 @@ func parse(data []byte) (*event, error) {
 	}
 	ev.job = lineage.Job{Namespace: ns, Name: name}
 	var inAl, outAl []alias
-	if ev.inputs, inAl, _, err = top.datasetsAliases("inputs"); err != nil {
+	if ev.inputs, inAl, _, err = top.datasetsAliases("inputs", nil); err != nil {
 		return nil, err
 	}
-	if ev.outputs, outAl, ev.lifecycle, err = top.datasetsAliases("outputs"); err != nil {
+	if ev.outputs, outAl, ev.lifecycle, err = top.datasetsAliases("outputs", &ev.fields); err != nil {
 		return nil, err
 	}
 	ev.aliases = append(inAl, outAl...)
