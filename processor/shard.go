@@ -366,6 +366,7 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 		s.runEvent(bucket, arrival)
 	}
 	s.aliases(bucket)
+	s.parents(bucket)
 	s.lifecycle(bucket)
 }
 

@@ -46,7 +46,7 @@ type Model struct {
 	runs                  map[string]*run
 	jobEdges              map[string]lineage.Edge
 	vertices              map[string]lineage.Vertex // of JobEvent edges and DatasetEvents
-	aliasEdges            map[string]lineage.Edge   // ALIAS_OF
+	aliasEdges            map[string]lineage.Edge   // ALIAS_OF, CHILD_OF
 }
 
 type run struct {
@@ -140,6 +140,7 @@ func (m *Model) Add(data []byte) {
 	}
 	m.seen[sum] = struct{}{}
 	m.addAliases(ev)
+	m.addParents(ev)
 	switch ev.kind {
 	case lineage.KindDataset:
 		v := lineage.DatasetVertex(ev.dataset)
@@ -297,6 +298,11 @@ type event struct {
 	lifecycle       []lineage.Lifecycle
 	fields          []fieldPair // the outputs' columnLineage facets
 
+	// the parent run facet (RunEvents), read leniently
+	hasParent   bool
+	parentRunID string
+	parentJob   lineage.Job
+
 	// run facets, read leniently (a facet of another shape is ignored)
 	errorMessage           string
 	hasError               bool
@@ -453,6 +459,7 @@ func parse(data []byte) (*event, error) {
 			return nil, fmt.Errorf("run.runId: empty")
 		}
 		ev.runFacets(runObj)
+		ev.parentRunID, ev.parentJob, ev.hasParent = parentRun(runObj)
 		if raw, ok := top["eventType"]; ok && !isNull(raw) {
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
