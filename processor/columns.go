@@ -19,9 +19,12 @@ func (m *vertexIDs) col(e lineage.FieldEdge) colRef {
 }
 
 // eventCols returns the field pairs of the current event's columnLineage
-// facets (reusing the shard's scratch slice).
+// facets (reusing the shard's scratch slice); none with NoColumnLineage.
 func (s *Shard) eventCols() []lineage.FieldEdge {
 	s.colBuf = s.colBuf[:0]
+	if s.cfg.NoColumnLineage {
+		return nil
+	}
 	for _, c := range s.ev.Columns {
 		s.colBuf = c.Edges(s.colBuf)
 	}

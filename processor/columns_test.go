@@ -94,6 +94,28 @@ func TestColumnLineage(t *testing.T) {
 	}
 }
 
+// TestNoColumnLineage: -column-lineage=false gives no field lineage, as
+// the reference model with NoColumns.
+func TestNoColumnLineage(t *testing.T) {
+	rec := []byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T02:01:00Z","run":{"runId":"c1"},"job":{"namespace":"spark","name":"daily"},"inputs":[{"namespace":"s3://raw","name":"orders"}],"outputs":[{"namespace":"s3://mart","name":"daily","facets":{` + colFacet([2]string{"id", "order_id"}) + `}}]}`)
+	got, _ := runRecordsWith(t, [][]byte{rec}, func(c *PipelineConfig) { c.NoColumnLineage = true })
+	if d := refmodelCompare(refmodel.Build([][]byte{rec}, refmodel.Options{NoColumns: true}), got); d != "" {
+		t.Fatalf("graph differs from the reference:\n%s", d)
+	}
+	with := refmodel.Build([][]byte{rec}, refmodel.Options{})
+	for _, g := range []*refmodel.Graph{got, with} {
+		n := 0
+		for _, v := range g.Vertices {
+			if v.Label == lineage.LabelDatasetField {
+				n++
+			}
+		}
+		if want := map[bool]int{true: 0, false: 2}[g == got]; n != want {
+			t.Errorf("%d DatasetField, want %d", n, want)
+		}
+	}
+}
+
 // TestColumnLineageBudget: field pairs count against the emission's edge
 // budget (3 edges each: COLUMN_DERIVES and two FIELD_OF), those past it
 // are left out and counted.

@@ -131,16 +131,20 @@ func BenchmarkWriteReduction(b *testing.B) {
 		return nil
 	})
 	for _, runs := range []RunRecords{RunsAll, RunsFailed, RunsNone} {
-		b.Run("runs="+string(runs), func(b *testing.B) { benchReduction(b, recs, runs) })
+		b.Run("runs="+string(runs), func(b *testing.B) { benchReduction(b, recs, runs, false) })
+	}
+	for _, runs := range []RunRecords{RunsFailed, RunsNone} {
+		b.Run("runs="+string(runs)+",column-lineage=false", func(b *testing.B) { benchReduction(b, recs, runs, true) })
 	}
 }
 
-func benchReduction(b *testing.B, recs []Record, runs RunRecords) {
+func benchReduction(b *testing.B, recs []Record, runs RunRecords, noCols bool) {
 	for i := 0; i < b.N; i++ {
 		clk := &fakeClock{now: recs[0].Arrival}
 		stats := &Stats{}
 		cfg := testConfig(b, clk, stats)
 		cfg.Runs = runs
+		cfg.NoColumnLineage = noCols
 		db := openMem(b, vfs.NewMem())
 		s, err := NewShard("shardId-000000000001", db, sink.NewMemory(), cfg)
 		if err != nil {

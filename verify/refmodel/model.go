@@ -24,6 +24,9 @@ type Options struct {
 	// the runs whose first terminal event is FAIL or ABORT (policy strict
 	// only), their READ and WROTE edges stamped with the run's span.
 	Runs string
+	// NoColumns leaves column lineage out (lineageflow run
+	// -column-lineage=false).
+	NoColumns bool
 }
 
 // Graph is the lineage a stream gives, with counts of what was seen.
@@ -38,6 +41,7 @@ type Graph struct {
 // Model folds records one at a time. It is not safe for concurrent use.
 type Model struct {
 	any        bool
+	noColumns  bool
 	noRuns     bool
 	failedRuns bool
 
@@ -91,6 +95,7 @@ func (r *run) stamp(ms int64) {
 // New returns an empty model. It panics on an unknown policy.
 func New(opts Options) *Model {
 	m := &Model{
+		noColumns:  opts.NoColumns,
 		seen:       make(map[[sha256.Size]byte]struct{}),
 		runs:       make(map[string]*run),
 		jobEdges:   make(map[string]lineage.Edge),
@@ -139,6 +144,9 @@ func (m *Model) Add(data []byte) {
 		return
 	}
 	m.seen[sum] = struct{}{}
+	if m.noColumns {
+		ev.fields = nil
+	}
 	m.addAliases(ev)
 	m.addParents(ev)
 	switch ev.kind {
