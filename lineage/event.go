@@ -120,6 +120,10 @@ type Event struct {
 	// Lifecycle holds the outputs' lifecycleStateChange facets (OpenLineage
 	// format only). An output whose state is DROP is not in Outputs.
 	Lifecycle []Lifecycle
+	// Facets are the vertex properties the facets of the event's
+	// datasets (inputs, outputs not DROPped, a DatasetEvent's dataset)
+	// and job give (OpenLineage format only): see [FacetProps].
+	Facets    []FacetProps
 	Producer  string
 	SchemaURL string
 	Lenient   Leniency // the leniencies the record needed

@@ -38,6 +38,9 @@ type BudgetStats struct {
 	// RunFieldsDropped: column lineage pairs not added to a run already
 	// holding MaxRunDatasets of them.
 	RunFieldsDropped atomic.Int64
+	// FacetPropsCapped: facet property values over
+	// lineage.MaxFacetPropBytes left out of their vertex.
+	FacetPropsCapped atomic.Int64
 	// EdgesDropped: DERIVES edges and column lineage pairs left out of emissions over
 	// MaxEmissionEdges; EmissionsTruncated: such emissions.
 	EdgesDropped       atomic.Int64
@@ -64,6 +67,7 @@ func (b *BudgetStats) Map() map[string]int64 {
 		"event_datasets":          b.EventsOverDatasets.Load(),
 		"run_datasets":            b.RunDatasetsDropped.Load(),
 		"run_fields":              b.RunFieldsDropped.Load(),
+		"facet_props":             b.FacetPropsCapped.Load(),
 		"emission_edges":          b.EdgesDropped.Load(),
 		"emissions_truncated":     b.EmissionsTruncated.Load(),
 		"table_spills":            b.TableSpills.Load(),

@@ -367,6 +367,7 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 	}
 	s.aliases(bucket)
 	s.parents(bucket)
+	s.facetProps(bucket)
 	s.lifecycle(bucket)
 }
 

@@ -99,7 +99,9 @@ func runWorker(ctx context.Context, args []string) error {
 	}
 	defer closeSink()
 	w, ops := instrument(w)
-	ops.dedup = shared
+	if shared != nil { // a nil *Store in the interface would make /readyz panic
+		ops.dedup = shared
+	}
 	cfg := source.Config{
 		Stream: *stream, AppName: *app, WorkerID: *workerID, DataDir: *dataDir, Sink: w,
 		AWS: awsconf.Config{Region: *region, KinesisEndpoint: *kinEP, DynamoDBEndpoint: *ddbEP,

@@ -149,10 +149,10 @@ func (m *Model) Add(data []byte) {
 	}
 	m.addAliases(ev)
 	m.addParents(ev)
+	m.addFacets(ev)
 	switch ev.kind {
 	case lineage.KindDataset:
-		v := lineage.DatasetVertex(ev.dataset)
-		m.vertices[v.ID] = v
+		lineage.MergeVertexInto(m.vertices, lineage.DatasetVertex(ev.dataset))
 	case lineage.KindJob:
 		m.addEdges(m.jobEdges, m.vertices, ev.job, ev.inputs, ev.outputs, ev.time, ev.time, "")
 		m.addFieldEdges(m.jobEdges, m.vertices, ev.fields, ev.time, ev.time, "")
@@ -305,6 +305,7 @@ type event struct {
 	aliases         []alias // symlinks of the datasets named
 	lifecycle       []lineage.Lifecycle
 	fields          []fieldPair // the outputs' columnLineage facets
+	facets          []facetOf   // facet properties of its datasets and job
 
 	// the parent run facet (RunEvents), read leniently
 	hasParent   bool
@@ -368,7 +369,7 @@ func (o object) named(key, path string) (ns, name string, err error) {
 	return ns, name, nil
 }
 
-func (o object) datasetsAliases(key string, fields *[]fieldPair) ([]lineage.Dataset, []alias, []lineage.Lifecycle, error) {
+func (o object) datasetsAliases(key string, fields *[]fieldPair, facets *[]facetOf, t int64) ([]lineage.Dataset, []alias, []lineage.Lifecycle, error) {
 	raw, ok := o[key]
 	if !ok || isNull(raw) {
 		return nil, nil, nil, nil
@@ -398,6 +399,7 @@ func (o object) datasetsAliases(key string, fields *[]fieldPair) ([]lineage.Data
 		}
 		out = append(out, d)
 		als = append(als, symlinks(d, it)...)
+		*facets = appendFacets(*facets, d, false, it, t)
 	}
 	return out, als, lcs, nil
 }
@@ -451,6 +453,7 @@ func parse(data []byte) (*event, error) {
 		}
 		ev.dataset = lineage.Dataset{Namespace: ns, Name: name}
 		ev.aliases = symlinks(ev.dataset, top["dataset"])
+		ev.facets = appendFacets(nil, ev.dataset, false, top["dataset"], ev.time)
 		return ev, nil
 	case !present("run") && present("eventType") && schemaKind == "JobEvent":
 		ev.kind = lineage.KindJob
@@ -487,6 +490,7 @@ func parse(data []byte) (*event, error) {
 		}
 		ev.dataset = lineage.Dataset{Namespace: ns, Name: name}
 		ev.aliases = symlinks(ev.dataset, top["dataset"])
+		ev.facets = appendFacets(nil, ev.dataset, false, top["dataset"], ev.time)
 		return ev, nil
 	case present("job"):
 		ev.kind = lineage.KindJob
@@ -498,11 +502,12 @@ func parse(data []byte) (*event, error) {
 		return nil, err
 	}
 	ev.job = lineage.Job{Namespace: ns, Name: name}
+	ev.facets = appendFacets(ev.facets, lineage.Dataset(ev.job), true, top["job"], ev.time)
 	var inAl, outAl []alias
-	if ev.inputs, inAl, _, err = top.datasetsAliases("inputs", nil); err != nil {
+	if ev.inputs, inAl, _, err = top.datasetsAliases("inputs", nil, &ev.facets, ev.time); err != nil {
 		return nil, err
 	}
-	if ev.outputs, outAl, ev.lifecycle, err = top.datasetsAliases("outputs", &ev.fields); err != nil {
+	if ev.outputs, outAl, ev.lifecycle, err = top.datasetsAliases("outputs", &ev.fields, &ev.facets, ev.time); err != nil {
 		return nil, err
 	}
 	ev.aliases = append(inAl, outAl...)
