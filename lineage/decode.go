@@ -56,6 +56,7 @@ type Decoder struct {
 	lc       []Lifecycle
 	fin      []dsFacets // facets of inputs read as properties
 	fout     []dsFacets // of outputs
+	memo     facetMemo  // facet interpretations by raw bytes
 	names    map[string]string
 	noIntern bool
 }
@@ -629,15 +630,15 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 		if t.dataset.symRaw != nil {
 			ev.Aliases = aliasesOf(ev.Aliases, dataset, t.dataset.symRaw)
 		}
-		ev.Facets = facetPropsOf(ev.Facets, LabelDataset, dataset.Namespace, dataset.Name, &t.dataset.fr, ms)
+		ev.Facets = facetPropsOf(ev.Facets, &d.memo, LabelDataset, dataset.Namespace, dataset.Name, &t.dataset.fr, ms)
 		return nil
 	}
 	for _, set := range [2][]dsFacets{d.fin, d.fout} {
 		for i := range set {
-			ev.Facets = facetPropsOf(ev.Facets, LabelDataset, set[i].ds.Namespace, set[i].ds.Name, &set[i].fr, ms)
+			ev.Facets = facetPropsOf(ev.Facets, &d.memo, LabelDataset, set[i].ds.Namespace, set[i].ds.Name, &set[i].fr, ms)
 		}
 	}
-	ev.Facets = facetPropsOf(ev.Facets, LabelJob, job.Namespace, job.Name, &t.job.fr, ms)
+	ev.Facets = facetPropsOf(ev.Facets, &d.memo, LabelJob, job.Namespace, job.Name, &t.job.fr, ms)
 	ev.Aliases = append(append(ev.Aliases, d.ain...), d.aout...)
 	ev.Lifecycle = append(ev.Lifecycle, d.lc...)
 	ev.Inputs = append(ev.Inputs, d.in...)

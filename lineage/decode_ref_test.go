@@ -224,7 +224,7 @@ func (m refObj) refFacets(dst []FacetProps, key string, t int64) []FacetProps {
 		if err != nil {
 			panic(err)
 		}
-		dst = facetPropsOf(dst, LabelDataset, ds.Namespace, ds.Name, e.refFacetRaws("e"), t)
+		dst = facetPropsOf(dst, nil, LabelDataset, ds.Namespace, ds.Name, e.refFacetRaws("e"), t)
 	}
 	return dst
 }
@@ -389,7 +389,7 @@ func refOpenLineage(m refObj) (Event, error) {
 		}
 		ev.Datasets = []Dataset{ds}
 		ev.Aliases = refObj{"e": m["dataset"]}.refAliasesOf()
-		ev.Facets = facetPropsOf(nil, LabelDataset, ds.Namespace, ds.Name, m.refFacetRaws("dataset"), ev.Time.UnixMilli())
+		ev.Facets = facetPropsOf(nil, nil, LabelDataset, ds.Namespace, ds.Name, m.refFacetRaws("dataset"), ev.Time.UnixMilli())
 	} else {
 		job, err := m.named("job", "job", "namespace")
 		if err != nil {
@@ -405,7 +405,7 @@ func refOpenLineage(m refObj) (Event, error) {
 		ev.Aliases = append(m.refAliases("inputs"), m.refAliases("outputs")...)
 		t := ev.Time.UnixMilli()
 		ev.Facets = m.refFacets(m.refFacets(nil, "inputs", t), "outputs", t)
-		ev.Facets = facetPropsOf(ev.Facets, LabelJob, job.Namespace, job.Name, m.refFacetRaws("job"), t)
+		ev.Facets = facetPropsOf(ev.Facets, nil, LabelJob, job.Namespace, job.Name, m.refFacetRaws("job"), t)
 	}
 	if ev.Producer, err = m.opt("producer", "producer"); err != nil {
 		return Event{}, err

@@ -69,64 +69,147 @@ type FacetProps struct {
 	Capped    int // values over MaxFacetPropBytes left out
 }
 
+// facet kinds (index of facetMemo's maps).
+const (
+	fSchema = iota
+	fDataSource
+	fDocumentation
+	fOwnership
+	fVersion
+	fSQL
+	fJobType
+	fSourceCodeLocation
+	fKinds
+)
+
+// facetVal is what one facet object gives: up to three values (ok: given).
+type facetVal struct {
+	v  [3]string
+	ok [3]bool
+}
+
+// facetMemo remembers the interpretation of facet objects by their raw
+// bytes, per kind: producers repeat the same schema, dataSource and
+// jobType facets on every event, and reading them with encoding/json costs
+// far more than the rest of the decoding. Bounded (emptied past
+// facetMemoMax entries per kind). A nil *facetMemo interprets every time.
+type facetMemo struct{ m [fKinds]map[string]facetVal }
+
+const facetMemoMax = 4096
+
+// facetMax caps the raw size of a facet the memo keeps.
+const facetMemoMaxRaw = 4 << 10
+
+func (c *facetMemo) get(kind int, raw []byte) facetVal {
+	if raw == nil {
+		return facetVal{}
+	}
+	if c == nil || len(raw) > facetMemoMaxRaw {
+		return interpretFacet(kind, raw)
+	}
+	if v, ok := c.m[kind][string(raw)]; ok {
+		return v
+	}
+	v := interpretFacet(kind, raw)
+	if c.m[kind] == nil || len(c.m[kind]) >= facetMemoMax {
+		c.m[kind] = make(map[string]facetVal, 64)
+	}
+	c.m[kind][string(raw)] = v
+	return v
+}
+
+// interpretFacet reads the facet object raw of the given kind.
+func interpretFacet(kind int, raw []byte) facetVal {
+	var f facetVal
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return f
+	}
+	member := func(i int, k string) {
+		var s string
+		if v, ok := m[k]; ok && json.Unmarshal(v, &s) == nil && string(v) != "null" {
+			f.v[i], f.ok[i] = s, true
+		}
+	}
+	switch kind {
+	case fSchema:
+		f.v[0], f.ok[0] = listProp(m["fields"], "name", "type", "description")
+	case fDataSource:
+		member(0, "uri")
+		member(1, "name")
+	case fDocumentation:
+		member(0, "description")
+	case fOwnership:
+		f.v[0], f.ok[0] = listProp(m["owners"], "name", "type")
+	case fVersion:
+		member(0, "datasetVersion")
+	case fSQL:
+		member(0, "query")
+	case fJobType:
+		member(0, "jobType")
+		member(1, "processingType")
+		member(2, "integration")
+	case fSourceCodeLocation:
+		member(0, "url")
+	}
+	return f
+}
+
 // facetPropsOf appends to dst the properties the facets f of the dataset
 // or job (label, ns, name) give at eventTime t, if any. Facets are read
 // leniently: one of another shape, or a member that is not a string, gives
-// nothing. Both decoders share it.
-func facetPropsOf(dst []FacetProps, label, ns, name string, f *facetRaws, t int64) []FacetProps {
-	fp := FacetProps{Label: label, Namespace: ns, Name: name}
-	add := func(k string) func(v string, ok bool) {
-		return func(v string, ok bool) {
-			switch {
-			case !ok:
-			case len(v) > MaxFacetPropBytes:
-				fp.Capped++
-			default:
-				fp.Props = append(fp.Props, StrLWW(k, v, t))
-			}
-		}
+// nothing. Both decoders share it (memo may be nil).
+func facetPropsOf(dst []FacetProps, memo *facetMemo, label, ns, name string, f *facetRaws, t int64) []FacetProps {
+	if !f.any() {
+		return dst
 	}
-	member := func(raw []byte, k string) (string, bool) {
-		var m map[string]json.RawMessage
-		if raw == nil || json.Unmarshal(raw, &m) != nil {
-			return "", false
+	fp := FacetProps{Label: label, Namespace: ns, Name: name}
+	add := func(k, v string, ok bool) {
+		switch {
+		case !ok:
+		case len(v) > MaxFacetPropBytes:
+			fp.Capped++
+		default:
+			fp.Props = append(fp.Props, StrLWW(k, v, t))
 		}
-		var s string
-		if v, ok := m[k]; ok && json.Unmarshal(v, &s) == nil && string(v) != "null" {
-			return s, true
-		}
-		return "", false
 	}
 	if label == LabelDataset {
-		add(PropSchema)(listProp(f.schema, "fields", "name", "type", "description"))
-		if v, ok := member(f.dataSource, "uri"); ok {
-			add(PropDataSource)(v, true)
+		sc := memo.get(fSchema, f.schema)
+		add(PropSchema, sc.v[0], sc.ok[0])
+		ds := memo.get(fDataSource, f.dataSource)
+		if ds.ok[0] {
+			add(PropDataSource, ds.v[0], true)
 		} else {
-			add(PropDataSource)(member(f.dataSource, "name"))
+			add(PropDataSource, ds.v[1], ds.ok[1])
 		}
-		add(PropVersion)(member(f.version, "datasetVersion"))
+		ver := memo.get(fVersion, f.version)
+		add(PropVersion, ver.v[0], ver.ok[0])
 	} else {
-		add(PropSQL)(member(f.sql, "query"))
-		add(PropJobType)(member(f.jobType, "jobType"))
-		add(PropProcessingType)(member(f.jobType, "processingType"))
-		add(PropIntegration)(member(f.jobType, "integration"))
-		add(PropSourceCodeLocation)(member(f.sourceCodeLocation, "url"))
+		sql := memo.get(fSQL, f.sql)
+		add(PropSQL, sql.v[0], sql.ok[0])
+		jt := memo.get(fJobType, f.jobType)
+		add(PropJobType, jt.v[0], jt.ok[0])
+		add(PropProcessingType, jt.v[1], jt.ok[1])
+		add(PropIntegration, jt.v[2], jt.ok[2])
+		sc := memo.get(fSourceCodeLocation, f.sourceCodeLocation)
+		add(PropSourceCodeLocation, sc.v[0], sc.ok[0])
 	}
-	add(PropDescription)(member(f.documentation, "description"))
-	add(PropOwners)(listProp(f.ownership, "owners", "name", "type"))
+	doc := memo.get(fDocumentation, f.documentation)
+	add(PropDescription, doc.v[0], doc.ok[0])
+	own := memo.get(fOwnership, f.ownership)
+	add(PropOwners, own.v[0], own.ok[0])
 	if len(fp.Props) == 0 && fp.Capped == 0 {
 		return dst
 	}
 	return append(dst, fp)
 }
 
-// listProp reads the array at key of the facet raw as a JSON array of
-// objects with the string members keys (a member absent or not a string
-// is left out; an element without the first key is skipped).
-func listProp(raw []byte, key string, keys ...string) (string, bool) {
-	var m map[string]json.RawMessage
+// listProp reads the array raw as a JSON array of objects with the string
+// members keys (a member absent or not a string is left out; an element
+// without the first key is skipped).
+func listProp(raw json.RawMessage, keys ...string) (string, bool) {
 	var elems []map[string]json.RawMessage
-	if raw == nil || json.Unmarshal(raw, &m) != nil || json.Unmarshal(m[key], &elems) != nil || elems == nil {
+	if raw == nil || json.Unmarshal(raw, &elems) != nil || elems == nil {
 		return "", false
 	}
 	out := make([]json.RawMessage, 0, len(elems))
