@@ -36,6 +36,23 @@ func TestFacetProps(t *testing.T) {
 	if d := eventDiff(&got, &exp); d != "" {
 		t.Fatalf("fast decoder: %s", d)
 	}
+	// A reused decoder answers from its memo: the same, also after the
+	// record's buffer is overwritten.
+	var d Decoder
+	for i := 0; i < 2; i++ {
+		buf := []byte(in)
+		var ev2 Event
+		if err := d.Decode(buf, &ev2); err != nil {
+			t.Fatal(err)
+		}
+		for j := range buf {
+			buf[j] = 'X'
+		}
+		got = Event{Facets: ev2.Facets}
+		if diff := eventDiff(&got, &exp); diff != "" {
+			t.Fatalf("reused decoder, pass %d: %s", i, diff)
+		}
+	}
 	ref, err := refDecode([]byte(in), 0)
 	if err != nil {
 		t.Fatal(err)
