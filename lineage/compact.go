@@ -60,7 +60,7 @@ func (d *Decoder) finishCompact(ev *Event) error {
 	*ev = Event{
 		Kind: kind, Type: typ, Time: when, RunID: runID, Job: Job(job), Parent: parent,
 		Inputs: append(ev.Inputs[:0], d.cin...), Outputs: append(ev.Outputs[:0], d.cout...),
-		Datasets: ev.Datasets[:0], Columns: ev.Columns[:0], Aliases: ev.Aliases[:0], Lifecycle: ev.Lifecycle[:0], Producer: producer,
+		Datasets: ev.Datasets[:0], Columns: ev.Columns[:0], Aliases: ev.Aliases[:0], Lifecycle: ev.Lifecycle[:0], Facets: ev.Facets[:0], Producer: producer,
 	}
 	return nil
 }

@@ -54,6 +54,9 @@ type Decoder struct {
 	ain      []Alias // symlinks of inputs
 	aout     []Alias // symlinks of outputs
 	lc       []Lifecycle
+	fin      []dsFacets // facets of inputs read as properties
+	fout     []dsFacets // of outputs
+	memo     facetMemo  // facet interpretations by raw bytes
 	names    map[string]string
 	noIntern bool
 }
@@ -61,6 +64,12 @@ type Decoder struct {
 type colRef struct {
 	out Dataset
 	raw []byte // into the record
+}
+
+// dsFacets are a dataset's facets read as vertex properties.
+type dsFacets struct {
+	ds Dataset
+	fr facetRaws
 }
 
 // Decode decodes one record into a new Event.
@@ -93,6 +102,7 @@ func (d *Decoder) Decode(data []byte, ev *Event) error {
 	s.reset(data)
 	d.t = topState{}
 	d.in, d.out, d.cin, d.cout, d.cols, d.ain, d.aout, d.lc = d.in[:0], d.out[:0], d.cin[:0], d.cout[:0], d.cols[:0], d.ain[:0], d.aout[:0], d.lc[:0]
+	d.fin, d.fout = d.fin[:0], d.fout[:0]
 
 	c := s.peek()
 	if c != '{' {
@@ -132,6 +142,7 @@ type named struct {
 	colRaw              []byte // facets.columnLineage, into the record
 	symRaw              []byte // facets.symlinks when an object, into the record
 	lcRaw               []byte // facets.lifecycleStateChange when an object, into the record
+	fr                  facetRaws
 }
 
 // ref is a run reference: an object with a runId (OpenLineage) or a string
@@ -299,7 +310,7 @@ func (d *Decoder) named(n *named, depth int, cols bool) {
 func (d *Decoder) facets(n *named, depth int) {
 	s := &d.s
 	c := s.peek()
-	n.facets, n.col, n.colRaw, n.symRaw, n.lcRaw = c, 0, nil, nil, nil
+	n.facets, n.col, n.colRaw, n.symRaw, n.lcRaw, n.fr = c, 0, nil, nil, nil, facetRaws{}
 	switch c {
 	case '{':
 	case 'n':
@@ -311,13 +322,16 @@ func (d *Decoder) facets(n *named, depth int) {
 		return
 	}
 	for ok := s.objBegin(); ok; ok = s.objNext() {
-		switch string(s.key()) {
+		switch k := s.key(); string(k) {
 		case "columnLineage":
 		case "symlinks":
 			n.symRaw = d.objSpan(depth + 1)
 			continue
 		case "lifecycleStateChange":
 			n.lcRaw = d.objSpan(depth + 1)
+			continue
+		case "schema", "dataSource", "documentation", "ownership", "version", "sql", "jobType", "sourceCodeLocation":
+			n.fr.set(string(k), d.objSpan(depth+1))
 			continue
 		default:
 			s.skip(depth + 1)
@@ -347,8 +361,10 @@ func (d *Decoder) list(v *listSlot, dst *[]Dataset, name string, depth int, comp
 		d.cols = d.cols[:0]
 		d.aout = d.aout[:0]
 		d.lc = d.lc[:0]
+		d.fout = d.fout[:0]
 	} else if !compact {
 		d.ain = d.ain[:0]
+		d.fin = d.fin[:0]
 	}
 	switch c {
 	case '[':
@@ -387,6 +403,13 @@ func (d *Decoder) list(v *listSlot, dst *[]Dataset, name string, depth int, comp
 			}
 		}
 		*dst = append(*dst, ds)
+		if !compact && n.fr.any() {
+			if cols {
+				d.fout = append(d.fout, dsFacets{ds, n.fr})
+			} else {
+				d.fin = append(d.fin, dsFacets{ds, n.fr})
+			}
+		}
 		if n.symRaw != nil && !compact {
 			if cols {
 				d.aout = aliasesOf(d.aout, ds, n.symRaw)
@@ -596,8 +619,9 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	*ev = Event{
 		Kind: kind, Type: typ, Time: when, RunID: runID, Job: job, Parent: parent,
 		Inputs: ev.Inputs[:0], Outputs: ev.Outputs[:0], Datasets: ev.Datasets[:0], Columns: ev.Columns[:0], Aliases: ev.Aliases[:0],
-		Lifecycle: ev.Lifecycle[:0], Producer: producer, SchemaURL: schemaURL, Lenient: lenient,
+		Lifecycle: ev.Lifecycle[:0], Facets: ev.Facets[:0], Producer: producer, SchemaURL: schemaURL, Lenient: lenient,
 	}
+	ms := when.UnixMilli()
 	if kind == KindRun {
 		ev.Run = runFacetsOf(t.run.errRaw, t.run.nomRaw)
 	}
@@ -606,8 +630,15 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 		if t.dataset.symRaw != nil {
 			ev.Aliases = aliasesOf(ev.Aliases, dataset, t.dataset.symRaw)
 		}
+		ev.Facets = facetPropsOf(ev.Facets, &d.memo, LabelDataset, dataset.Namespace, dataset.Name, &t.dataset.fr, ms)
 		return nil
 	}
+	for _, set := range [2][]dsFacets{d.fin, d.fout} {
+		for i := range set {
+			ev.Facets = facetPropsOf(ev.Facets, &d.memo, LabelDataset, set[i].ds.Namespace, set[i].ds.Name, &set[i].fr, ms)
+		}
+	}
+	ev.Facets = facetPropsOf(ev.Facets, &d.memo, LabelJob, job.Namespace, job.Name, &t.job.fr, ms)
 	ev.Aliases = append(append(ev.Aliases, d.ain...), d.aout...)
 	ev.Lifecycle = append(ev.Lifecycle, d.lc...)
 	ev.Inputs = append(ev.Inputs, d.in...)

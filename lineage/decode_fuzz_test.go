@@ -93,7 +93,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("compact round trip of %+v: %v", ev, err)
 		}
-		ev.Columns, ev.SchemaURL, ev.Lenient, ev.Run, ev.Aliases, ev.Lifecycle = nil, "", 0, RunFacets{}, nil, nil
+		ev.Columns, ev.SchemaURL, ev.Lenient, ev.Run, ev.Aliases, ev.Lifecycle, ev.Facets = nil, "", 0, RunFacets{}, nil, nil, nil
 		if d := eventDiff(&rt, &ev); d != "" {
 			t.Fatalf("compact round trip: %s", d)
 		}

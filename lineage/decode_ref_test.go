@@ -187,6 +187,48 @@ func (m refObj) refAliases(key string) []Alias {
 }
 
 // refAliasesOf returns the aliases of the dataset object at "e".
+// refFacetRaws returns the facets of object key read as properties.
+func (m refObj) refFacetRaws(key string) *facetRaws {
+	var f facetRaws
+	if m.typ(key) != '{' || m.obj(key).typ("facets") != '{' {
+		return &f
+	}
+	fs := m.obj(key).obj("facets")
+	for _, name := range []string{"schema", "dataSource", "documentation", "ownership", "version", "sql", "jobType", "sourceCodeLocation"} {
+		if fs.typ(name) == '{' {
+			f.set(name, fs[name])
+		}
+	}
+	return &f
+}
+
+// refFacets appends the facet properties of the elements of the dataset
+// array at key (a DROPped output has none).
+func (m refObj) refFacets(dst []FacetProps, key string, t int64) []FacetProps {
+	if m.typ(key) != '[' {
+		return dst
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(m[key], &elems); err != nil {
+		panic(err)
+	}
+	for _, raw := range elems {
+		e := refObj{"e": raw}
+		if key == "outputs" && e.obj("e").typ("facets") == '{' {
+			f := e.obj("e").obj("facets")
+			if f.typ("lifecycleStateChange") == '{' && lifecycleOf(f["lifecycleStateChange"]) == LifecycleDrop {
+				continue
+			}
+		}
+		ds, err := e.named("e", "e", "namespace")
+		if err != nil {
+			panic(err)
+		}
+		dst = facetPropsOf(dst, nil, LabelDataset, ds.Namespace, ds.Name, e.refFacetRaws("e"), t)
+	}
+	return dst
+}
+
 func (m refObj) refAliasesOf() []Alias {
 	ds, err := m.named("e", "e", "namespace")
 	if err != nil || m.obj("e").typ("facets") != '{' {
@@ -347,6 +389,7 @@ func refOpenLineage(m refObj) (Event, error) {
 		}
 		ev.Datasets = []Dataset{ds}
 		ev.Aliases = refObj{"e": m["dataset"]}.refAliasesOf()
+		ev.Facets = facetPropsOf(nil, nil, LabelDataset, ds.Namespace, ds.Name, m.refFacetRaws("dataset"), ev.Time.UnixMilli())
 	} else {
 		job, err := m.named("job", "job", "namespace")
 		if err != nil {
@@ -360,6 +403,9 @@ func refOpenLineage(m refObj) (Event, error) {
 			return Event{}, err
 		}
 		ev.Aliases = append(m.refAliases("inputs"), m.refAliases("outputs")...)
+		t := ev.Time.UnixMilli()
+		ev.Facets = m.refFacets(m.refFacets(nil, "inputs", t), "outputs", t)
+		ev.Facets = facetPropsOf(ev.Facets, nil, LabelJob, job.Namespace, job.Name, m.refFacetRaws("job"), t)
 	}
 	if ev.Producer, err = m.opt("producer", "producer"); err != nil {
 		return Event{}, err
@@ -485,6 +531,15 @@ func eventDiff(a, b *Event) string {
 	}
 	if a.Run != b.Run {
 		return fmt.Sprintf("Run %+v != %+v", a.Run, b.Run)
+	}
+	if len(a.Facets) != len(b.Facets) {
+		return fmt.Sprintf("len(Facets) %d != %d: %+v != %+v", len(a.Facets), len(b.Facets), a.Facets, b.Facets)
+	}
+	for i := range a.Facets {
+		x, y := a.Facets[i], b.Facets[i]
+		if x.Label != y.Label || x.Namespace != y.Namespace || x.Name != y.Name || x.Capped != y.Capped || fmt.Sprint(x.Props) != fmt.Sprint(y.Props) {
+			return fmt.Sprintf("Facets[%d] %+v != %+v", i, x, y)
+		}
 	}
 	if len(a.Columns) != len(b.Columns) {
 		return fmt.Sprintf("len(Columns) %d != %d", len(a.Columns), len(b.Columns))

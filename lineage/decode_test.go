@@ -158,6 +158,11 @@ var decodeValidCases = []struct {
 			Outputs: []Dataset{{"s3://wh", "orders"}, {"s3://wh", "orders_audit"}},
 			Columns: []ColumnLineage{{Output: Dataset{"s3://wh", "orders"},
 				Raw: []byte(`{"fields":{"id":{"inputFields":[{"namespace":"s3://raw","name":"orders/dt=2026-03-01","field":"id"}]}}}`)}},
+			Facets: []FacetProps{
+				{Label: LabelDataset, Namespace: "s3://raw", Name: "orders/dt=2026-03-01", Props: []Prop{StrLWW(PropSchema, `[{"name":"id","type":"long"}]`, 1772361000123)}},
+				{Label: LabelDataset, Namespace: "s3://wh", Name: "orders_audit", Props: []Prop{StrLWW(PropSchema, `[]`, 1772361000123)}},
+				{Label: LabelJob, Namespace: "spark-prod", Name: "nightly_etl.insert_into", Props: []Prop{StrLWW(PropJobType, "SQL_JOB", 1772361000123)}},
+			},
 			Producer:  "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/spark",
 			SchemaURL: "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
 		},
@@ -196,7 +201,8 @@ var decodeValidCases = []struct {
 	{
 		name: "dataset event",
 		in:   `{"eventTime":"2026-03-01T10:00:00.5Z","dataset":{"namespace":"s3://wh","name":"orders","facets":{"schema":{"fields":[]}}},"producer":"p"}`,
-		want: Event{Kind: KindDataset, Time: mustTime("2026-03-01T10:00:00.5Z"), Datasets: []Dataset{{"s3://wh", "orders"}}, Producer: "p"},
+		want: Event{Kind: KindDataset, Time: mustTime("2026-03-01T10:00:00.5Z"), Datasets: []Dataset{{"s3://wh", "orders"}}, Producer: "p",
+			Facets: []FacetProps{{Label: LabelDataset, Namespace: "s3://wh", Name: "orders", Props: []Prop{StrLWW(PropSchema, `[]`, 1772359200500)}}}},
 	},
 	{
 		name: "compact run event with parent",

@@ -66,7 +66,7 @@ type ParentRun struct {
 }
 
 // ColumnLineage is the columnLineage facet of one output dataset, kept
-// verbatim (raw JSON) for later use; nothing in the pipeline interprets it yet.
+// verbatim (raw JSON): [ColumnLineage.Edges] reads its field pairs.
 type ColumnLineage struct {
 	Output Dataset
 	Raw    []byte
@@ -120,6 +120,10 @@ type Event struct {
 	// Lifecycle holds the outputs' lifecycleStateChange facets (OpenLineage
 	// format only). An output whose state is DROP is not in Outputs.
 	Lifecycle []Lifecycle
+	// Facets are the vertex properties the facets of the event's
+	// datasets (inputs, outputs not DROPped, a DatasetEvent's dataset)
+	// and job give (OpenLineage format only): see [FacetProps].
+	Facets    []FacetProps
 	Producer  string
 	SchemaURL string
 	Lenient   Leniency // the leniencies the record needed

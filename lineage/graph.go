@@ -22,6 +22,9 @@ const (
 	// EdgeWrote is Run -[WROTE]-> Dataset: the run named the dataset as
 	// an output, whatever its outcome. Not lineage.
 	EdgeWrote = "WROTE"
+	// EdgeChildOf is Job -[CHILD_OF]-> Job (the parent run facet's job)
+	// and Run -[CHILD_OF]-> Run (its run). Structure, not lineage.
+	EdgeChildOf = "CHILD_OF"
 )
 
 // Run vertex property keys (see [Prop] for the merge rules).

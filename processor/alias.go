@@ -45,3 +45,33 @@ func (s *Shard) lifecycle(bucket int64) {
 		w.tab.AddVertex(bucket, v)
 	}
 }
+
+// facetProps writes the facet properties of the current event's datasets
+// and job on their vertices (last writer wins by eventTime): every valid
+// event that carries such a facet, whatever its run's outcome. An event
+// without one writes none (a facet property changes the vertex's
+// properties, so the sink's vertex cache would miss it).
+func (s *Shard) facetProps(bucket int64) {
+	ev := &s.ev
+	if len(ev.Facets) == 0 {
+		return
+	}
+	w := s.windows
+	w.touch(bucket, s.prevFull)
+	for i := range ev.Facets {
+		f := &ev.Facets[i]
+		if f.Capped > 0 {
+			s.st.Budget.FacetPropsCapped.Add(int64(f.Capped))
+		}
+		if len(f.Props) == 0 {
+			continue
+		}
+		v := lineage.Vertex{Label: f.Label, Namespace: f.Namespace, Name: f.Name, Props: lineage.MakeProps(f.Props...)}
+		if f.Label == lineage.LabelJob {
+			v.ID = s.ids.job(lineage.Job{Namespace: f.Namespace, Name: f.Name})
+		} else {
+			v.ID = s.ids.dataset(lineage.Dataset{Namespace: f.Namespace, Name: f.Name})
+		}
+		w.tab.AddVertex(bucket, v)
+	}
+}

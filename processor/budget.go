@@ -36,7 +36,13 @@ type BudgetStats struct {
 	// RunDatasetsDropped: datasets not added to a run already holding
 	// MaxRunDatasets (the run's edges leave them out).
 	RunDatasetsDropped atomic.Int64
-	// EdgesDropped: DERIVES edges left out of emissions over
+	// RunFieldsDropped: column lineage pairs not added to a run already
+	// holding MaxRunDatasets of them.
+	RunFieldsDropped atomic.Int64
+	// FacetPropsCapped: facet property values over
+	// lineage.MaxFacetPropBytes left out of their vertex.
+	FacetPropsCapped atomic.Int64
+	// EdgesDropped: DERIVES edges and column lineage pairs left out of emissions over
 	// MaxEmissionEdges; EmissionsTruncated: such emissions.
 	EdgesDropped       atomic.Int64
 	EmissionsTruncated atomic.Int64
@@ -67,6 +73,8 @@ func (b *BudgetStats) Map() map[string]int64 {
 	return map[string]int64{
 		"event_datasets":          b.EventsOverDatasets.Load(),
 		"run_datasets":            b.RunDatasetsDropped.Load(),
+		"run_fields":              b.RunFieldsDropped.Load(),
+		"facet_props":             b.FacetPropsCapped.Load(),
 		"emission_edges":          b.EdgesDropped.Load(),
 		"emissions_truncated":     b.EmissionsTruncated.Load(),
 		"table_spills":            b.TableSpills.Load(),

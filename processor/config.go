@@ -71,6 +71,10 @@ type PipelineConfig struct {
 	// datasets lineage never shows), "all" (at least one graph write per
 	// run) or "none" (lineage only).
 	Runs RunRecords
+	// NoColumnLineage turns column lineage off (DatasetField, FIELD_OF,
+	// COLUMN_DERIVES from columnLineage facets): it costs about as many
+	// graph writes as the dataset lineage on Spark-like workloads.
+	NoColumnLineage bool
 	// RunTimeout: an open run with no event for this long (by record
 	// arrival time) expires without edges and is counted; committed and
 	// closed runs are forgotten after it too (default 1 h).

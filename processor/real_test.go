@@ -91,6 +91,19 @@ func TestRealEvents(t *testing.T) {
 			if runs != RunsNone && errMsgs == 0 {
 				t.Error("no failed Run with its errorMessage")
 			}
+			// The dbt run (line 40) derives stg_locations' three fields from raw_stores.
+			raw := lineage.Dataset{Namespace: "bigquery", Name: "example-bigquery-project.raw.raw_stores"}
+			stg := lineage.Dataset{Namespace: "bigquery", Name: "example-bigquery-project.jaffle_shop.stg_locations"}
+			for _, f := range [][2]string{{"id", "location_id"}, {"name", "location_name"}, {"tax_rate", "tax_rate"}} {
+				id := lineage.EdgeID(lineage.EdgeColumnDerives, lineage.DatasetFieldID(raw, f[0]), lineage.DatasetFieldID(stg, f[1]))
+				if _, ok := got.Edges[id]; !ok {
+					t.Errorf("COLUMN_DERIVES %s -> %s missing", f[0], f[1])
+				}
+			}
+			if labels[lineage.EdgeColumnDerives] != 3 || labels[lineage.LabelDatasetField] != 6 || labels[lineage.EdgeFieldOf] != 6 {
+				t.Errorf("column lineage: %d COLUMN_DERIVES, %d DatasetField, %d FIELD_OF; want 3, 6, 6 (the corpus' one valid columnLineage facet)",
+					labels[lineage.EdgeColumnDerives], labels[lineage.LabelDatasetField], labels[lineage.EdgeFieldOf])
+			}
 			glue := lineage.AliasID(lineage.Dataset{Namespace: "arn:aws:glue:us-west-2:123456789012", Name: "table/peopledatabase/peopledestination"})
 			if _, ok := got.Vertices[glue]; !ok {
 				t.Errorf("Glue table alias %s missing", glue)

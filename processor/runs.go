@@ -40,7 +40,11 @@ type run struct {
 	// more than runIdxMin of them, so that adding a dataset costs the same
 	// whatever the run's size (runIndex).
 	inIdx, outIdx map[string]struct{}
-	dirty         bool
+	// cols are the run's column lineage pairs (columnLineage facets of its
+	// events), colIdx their set (built on first use).
+	cols   []colRef
+	colIdx map[string]struct{}
+	dirty  bool
 	// handoff: loaded from a parent shard's handoff (handoff.go). Such a
 	// run never pins this shard's checkpoint (its earlier events are on
 	// the parent, not here: the handoff is its durable source) and its
@@ -159,9 +163,10 @@ func (t *runTable) addAll(rs *[]dsRef, idx *map[string]struct{}, ds []lineage.Da
 	return dropped
 }
 
-// addEvent adds the current event's datasets to r within the run budget;
-// datasets beyond it are counted and left out.
-func (t *runTable) addEvent(r *run, ev *lineage.Event) {
+// addEvent adds the current event's datasets (and its column lineage
+// pairs cols) to r within the run budget; datasets beyond it are counted
+// and left out. Field pairs have a budget of their own of the same size.
+func (t *runTable) addEvent(r *run, ev *lineage.Event, cols []lineage.FieldEdge) {
 	room := func() int {
 		if t.maxDatasets <= 0 {
 			return math.MaxInt
@@ -172,6 +177,13 @@ func (t *runTable) addEvent(r *run, ev *lineage.Event) {
 	dropped += t.addAll(&r.outputs, &r.outIdx, ev.Outputs, room())
 	if dropped > 0 {
 		t.st.Budget.RunDatasetsDropped.Add(int64(dropped))
+	}
+	colRoom := math.MaxInt
+	if t.maxDatasets > 0 {
+		colRoom = t.maxDatasets - len(r.cols)
+	}
+	if n := t.addCols(r, cols, colRoom); n > 0 {
+		t.st.Budget.RunFieldsDropped.Add(int64(n))
 	}
 }
 
@@ -217,15 +229,15 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 	if r.handoff {
 		pin = s.prevFull
 	}
-	oldIn, oldOut := len(r.inputs), len(r.outputs)
-	s.runs.addEvent(r, ev)
+	oldIn, oldOut, oldCols := len(r.inputs), len(r.outputs), len(r.cols)
+	s.runs.addEvent(r, ev, s.eventCols())
 
 	t := ev.Time.UnixMilli()
 	stamps := ev.Type == lineage.TypeComplete || s.cfg.Policy == PolicyAny
 	if r.status == runOpen {
 		if s.cfg.Policy == PolicyStrict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort) {
 			r.status = runClosed
-			r.inputs, r.outputs, r.inIdx, r.outIdx = nil, nil, nil, nil
+			r.inputs, r.outputs, r.inIdx, r.outIdx, r.cols, r.colIdx = nil, nil, nil, nil, nil, nil
 			s.runs.release(r)
 			return
 		}
@@ -250,9 +262,9 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 	}
 	e := emission{bucket: bucket, pin: pin, job: r.job, jobID: r.jobID, first: r.minC, last: r.maxC, runID: r.id}
 	if changed {
-		s.windows.emit(&e, r.inputs, r.outputs, 0, 0)
+		s.windows.emit(&e, r.inputs, r.outputs, 0, 0, r.cols, 0)
 	} else {
-		s.windows.emit(&e, r.inputs, r.outputs, oldIn, oldOut)
+		s.windows.emit(&e, r.inputs, r.outputs, oldIn, oldOut, r.cols, oldCols)
 	}
 }
 
@@ -348,7 +360,8 @@ func appendRun(dst []byte, r *run) []byte {
 			dst = enc.AppendString(dst, d.d.Name)
 		}
 	}
-	return appendRunVertex(dst, &r.rv)
+	dst = appendRunVertex(dst, &r.rv)
+	return appendCols(dst, r.cols)
 }
 
 func (t *runTable) decode(id string, b []byte) (*run, error) {
@@ -384,6 +397,7 @@ func (t *runTable) decode(id string, b []byte) (*run, error) {
 		}
 	}
 	readRunVertex(&rd, &r.rv, t.ids)
+	r.cols = readCols(&rd, t.ids)
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}

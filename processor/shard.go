@@ -45,8 +45,10 @@ type Shard struct {
 	st  *Stats
 	dec lineage.Decoder
 	ev  lineage.Event
-	wm  *window.Watermark
-	ids *vertexIDs
+	// colBuf is the current event's column lineage (eventCols).
+	colBuf []lineage.FieldEdge
+	wm     *window.Watermark
+	ids    *vertexIDs
 
 	// What holds the checkpoint back, and the state behind each pin.
 	pins    *checkpoint.Pins
@@ -359,11 +361,17 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 		e := emission{bucket: bucket, pin: s.prevFull, job: ev.Job, jobID: s.ids.job(ev.Job), first: t, last: t}
 		ins := s.ids.refs(ev.Inputs)
 		outs := s.ids.refs(ev.Outputs)
-		s.windows.emit(&e, ins, outs, 0, 0)
+		var cols []colRef
+		for _, c := range s.eventCols() {
+			cols = append(cols, s.ids.col(c))
+		}
+		s.windows.emit(&e, ins, outs, 0, 0, cols, 0)
 	case lineage.KindRun:
 		s.runEvent(bucket, arrival)
 	}
 	s.aliases(bucket)
+	s.parents(bucket)
+	s.facetProps(bucket)
 	s.lifecycle(bucket)
 }
 

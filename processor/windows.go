@@ -87,11 +87,12 @@ type emission struct {
 // emit adds to the window the edges of (ins, outs) that involve an input
 // at index >= newIn or an output at index >= newOut (0, 0: all of them):
 // I -INPUT_TO-> J, J -OUTPUTS-> O, I -DERIVES-> O (I != O), and their
-// endpoint vertices. Past maxEdges edges the remaining DERIVES edges are
+// endpoint vertices; then the column lineage of cols[newCol:] (emitCols).
+// Past maxEdges edges the remaining DERIVES edges and field pairs are
 // left out and counted (Stats.Budget.EdgesDropped). The table is spilled
 // whenever it is full, inside the loops.
-func (w *windowTable) emit(e *emission, ins, outs []dsRef, newIn, newOut int) {
-	if newIn >= len(ins) && newOut >= len(outs) {
+func (w *windowTable) emit(e *emission, ins, outs []dsRef, newIn, newOut int, cols []colRef, newCol int) {
+	if newIn >= len(ins) && newOut >= len(outs) && newCol >= len(cols) {
 		return
 	}
 	w.touch(e.bucket, e.pin)
@@ -130,6 +131,7 @@ func (w *windowTable) emit(e *emission, ins, outs []dsRef, newIn, newOut int) {
 			}
 		}
 	}
+	dropped += w.emitCols(e, cols, newCol, edges)
 	if dropped > 0 {
 		w.st.Budget.EdgesDropped.Add(dropped)
 		w.st.Budget.EmissionsTruncated.Add(1)

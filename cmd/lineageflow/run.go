@@ -44,6 +44,7 @@ func runWorker(ctx context.Context, args []string) error {
 		timeSource  = fs.String("time-source", string(processor.TimeArrival), "window timestamp: arrival (Kinesis ApproximateArrivalTimestamp) or event (eventTime)")
 		policy      = fs.String("policy", string(processor.PolicyStrict), "commit policy: strict (COMPLETE first) or any")
 		runs        = fs.String("runs", string(processor.RunsFailed), "run history: failed (a Run vertex with RUN_OF/READ/WROTE for each run that fails), all (for every run: at least one graph write per run) or none (lineage only)")
+		columns     = fs.Bool("column-lineage", true, "column lineage: DatasetField vertices, FIELD_OF and COLUMN_DERIVES from columnLineage facets (about as many graph writes as dataset lineage on Spark-like workloads; false: none)")
 		runTimeout  = fs.Duration("run-timeout", processor.DefaultRunTimeout, "open runs expire after this long without events (arrival time)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
 		maxRecBytes = fs.Int("max-record-bytes", lineage.DefaultMaxBytes, "largest record decoded, in bytes (1024..1048576); larger ones are dead letters (oversized). Default: the Kinesis record limit, 1 MiB")
@@ -109,7 +110,7 @@ func runWorker(ctx context.Context, args []string) error {
 			AccessKeyID: *accessKey, SecretAccessKey: *secretKey},
 		Pipeline: processor.PipelineConfig{
 			Window:     window.Config{Size: *windowSize, Lateness: *lateness},
-			TimeSource: processor.TimeSource(*timeSource), Policy: processor.Policy(*policy), Runs: processor.RunRecords(*runs),
+			TimeSource: processor.TimeSource(*timeSource), Policy: processor.Policy(*policy), Runs: processor.RunRecords(*runs), NoColumnLineage: !*columns,
 			RunTimeout: *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
 			MaxRecordBytes: *maxRecBytes, MaxEventDatasets: *maxEvDS, MaxRunDatasets: *maxRunDS,
 			MaxEmissionEdges: *maxEmEdges, MaxDeadLettersPerBarrier: *maxDLBar, MaxRuns: *maxRuns,

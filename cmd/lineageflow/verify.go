@@ -26,6 +26,7 @@ func runVerify(ctx context.Context, args []string) error {
 	endpoint := fs.String("gremlin-endpoint", "ws://127.0.0.1:8182/gremlin", "Gremlin endpoint of the graph to check (ws:// or wss://)")
 	policy := fs.String("policy", "strict", "commit policy the graph was built with: strict (edges only from COMPLETE runs) or any")
 	runs := fs.String("runs", "failed", "run history the graph was built with (lineageflow run -runs): failed, all or none")
+	columns := fs.Bool("column-lineage", true, "whether the graph was built with column lineage (lineageflow run -column-lineage)")
 	genSeed := fs.Int64("gen-seed", 0, "instead of NDJSON files, regenerate the input with this generator seed")
 	genEvents := fs.Int("gen-events", 0, "number of generated events (with -gen-seed)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -52,7 +53,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if (fs.NArg() == 0) == (*genSeed == 0 && *genEvents == 0) {
 		return &exitError{2, errors.New("give NDJSON input files, or -gen-seed and -gen-events, not both")}
 	}
-	model := refmodel.New(refmodel.Options{Policy: *policy, Runs: *runs})
+	model := refmodel.New(refmodel.Options{Policy: *policy, Runs: *runs, NoColumns: !*columns})
 	if fs.NArg() > 0 {
 		for _, path := range fs.Args() {
 			if err := addNDJSON(model, path); err != nil {

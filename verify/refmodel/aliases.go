@@ -81,3 +81,96 @@ func lifecycleState(raw json.RawMessage) string {
 	}
 	return st
 }
+
+// fieldPair is one input field -> output field pair of a columnLineage
+// facet.
+type fieldPair struct {
+	in, out         lineage.Dataset
+	inField, outFld string
+}
+
+// columnLineage reads the columnLineage facet of the output dataset object
+// raw (named d): {"facets": {"columnLineage": {"fields": {outField:
+// {"inputFields": [{"namespace", "name", "field"}]}}}}}. Leniently: what
+// lacks a non-empty string namespace, name or field is skipped, as is a
+// field derived from itself; anything of another shape gives nothing.
+func columnLineage(d lineage.Dataset, raw json.RawMessage) []fieldPair {
+	var top, facets map[string]json.RawMessage
+	var cl struct {
+		Fields map[string]json.RawMessage `json:"fields"`
+	}
+	if json.Unmarshal(raw, &top) != nil || json.Unmarshal(top["facets"], &facets) != nil ||
+		json.Unmarshal(facets["columnLineage"], &cl) != nil {
+		return nil
+	}
+	var out []fieldPair
+	for of, fraw := range cl.Fields {
+		var f struct {
+			InputFields []map[string]json.RawMessage `json:"inputFields"`
+		}
+		if of == "" {
+			continue
+		}
+		var fm map[string]json.RawMessage
+		if json.Unmarshal(fraw, &fm) != nil || json.Unmarshal(fm["inputFields"], &f.InputFields) != nil {
+			continue
+		}
+		str := func(m map[string]json.RawMessage, k string) string {
+			var s string
+			if json.Unmarshal(m[k], &s) != nil {
+				return ""
+			}
+			return s
+		}
+		for _, in := range f.InputFields {
+			src := lineage.Dataset{Namespace: str(in, "namespace"), Name: str(in, "name")}
+			field := str(in, "field")
+			if src.Namespace == "" || src.Name == "" || field == "" || src == d && field == of {
+				continue
+			}
+			out = append(out, fieldPair{in: src, out: d, inField: field, outFld: of})
+		}
+	}
+	return out
+}
+
+// parentRun reads the parent run facet of a run object, leniently: one
+// that is not {"run": {"runId": non-empty string}, "job": {"namespace",
+// "name": non-empty strings}} is ignored (ok false).
+func parentRun(runObj object) (runID string, job lineage.Job, ok bool) {
+	var facets, p, run object
+	if json.Unmarshal(runObj["facets"], &facets) != nil || json.Unmarshal(facets["parent"], &p) != nil ||
+		json.Unmarshal(p["run"], &run) != nil || p == nil || run == nil {
+		return "", lineage.Job{}, false
+	}
+	id, err := run.str("runId", "parent.run")
+	if err != nil || id == "" {
+		return "", lineage.Job{}, false
+	}
+	ns, name, err := p.named("job", "parent")
+	if err != nil {
+		return "", lineage.Job{}, false
+	}
+	return id, lineage.Job{Namespace: ns, Name: name}, true
+}
+
+// addParents adds the hierarchy of a valid RunEvent with a parent run
+// facet (every outcome: structure, not lineage): Job -[CHILD_OF]-> the
+// parent's Job, and with runs "all" Run -[CHILD_OF]-> the parent's Run
+// (whose vertex holds at least its runId); none to itself.
+func (m *Model) addParents(ev *event) {
+	if ev.kind != lineage.KindRun || !ev.hasParent {
+		return
+	}
+	if ev.parentJob != ev.job {
+		c, p := lineage.JobVertex(ev.job), lineage.JobVertex(ev.parentJob)
+		lineage.MergeVertexInto(m.vertices, c)
+		lineage.MergeVertexInto(m.vertices, p)
+		lineage.MergeInto(m.aliasEdges, lineage.NewEdge(lineage.EdgeChildOf, c.ID, p.ID, ev.time, ev.time, ev.runID))
+	}
+	if !m.noRuns && !m.failedRuns && ev.parentRunID != ev.runID {
+		pv := lineage.RunVertex(ev.parentRunID, lineage.StrConst(lineage.PropRunID, ev.parentRunID))
+		lineage.MergeVertexInto(m.vertices, pv)
+		lineage.MergeInto(m.aliasEdges, lineage.NewEdge(lineage.EdgeChildOf, lineage.RunVertexID(ev.runID), pv.ID, ev.time, ev.time, ev.runID))
+	}
+}

@@ -50,9 +50,16 @@
 //     folded with lineage.Edge.Merge.
 //   - A JobEvent gives the same three kinds of edges, stamped with its
 //     eventTime and lastRunId "".
+//   - Column lineage (unless Options.NoColumns): each input field of an
+//     output's columnLineage facet in a committed run (any of its events)
+//     or a JobEvent gives both DatasetField vertices, FIELD_OF each to its
+//     Dataset and input -[COLUMN_DERIVES]-> output, stamped like DERIVES.
+//   - Parents: a valid RunEvent whose parent run facet names another job
+//     gives Job -[CHILD_OF]-> that job (any outcome), stamped with its
+//     eventTime and run; with Runs "all" also Run -[CHILD_OF]-> the parent
+//     run (whose vertex holds at least its runId).
 //   - Vertices: the endpoints of all edges, plus the dataset of every
-//     DatasetEvent. A committed run or JobEvent that names no dataset gives
-//     no vertex (a Spark application's parent run, for one).
+//     DatasetEvent.
 //   - Runs (Options.Runs, DESIGN.md "Graph model"): the Run vertex of each
 //     recorded run with its properties folded over all its events (one
 //     rule per property), RUN_OF to its job, READ/WROTE to its datasets;

@@ -24,6 +24,9 @@ type Options struct {
 	// the runs whose first terminal event is FAIL or ABORT (policy strict
 	// only), their READ and WROTE edges stamped with the run's span.
 	Runs string
+	// NoColumns leaves column lineage out (lineageflow run
+	// -column-lineage=false).
+	NoColumns bool
 }
 
 // Graph is the lineage a stream gives, with counts of what was seen.
@@ -38,6 +41,7 @@ type Graph struct {
 // Model folds records one at a time. It is not safe for concurrent use.
 type Model struct {
 	any        bool
+	noColumns  bool
 	noRuns     bool
 	failedRuns bool
 
@@ -46,7 +50,7 @@ type Model struct {
 	runs                  map[string]*run
 	jobEdges              map[string]lineage.Edge
 	vertices              map[string]lineage.Vertex // of JobEvent edges and DatasetEvents
-	aliasEdges            map[string]lineage.Edge   // ALIAS_OF
+	aliasEdges            map[string]lineage.Edge   // ALIAS_OF, CHILD_OF
 }
 
 type run struct {
@@ -54,6 +58,7 @@ type run struct {
 	job      lineage.Job
 	inputs   map[lineage.Dataset]struct{}
 	outputs  map[lineage.Dataset]struct{}
+	fields   map[fieldPair]struct{}
 	terminal lineage.EventType // the first terminal event type, "" if none yet
 	stamped  bool
 	first    int64
@@ -90,6 +95,7 @@ func (r *run) stamp(ms int64) {
 // New returns an empty model. It panics on an unknown policy.
 func New(opts Options) *Model {
 	m := &Model{
+		noColumns:  opts.NoColumns,
 		seen:       make(map[[sha256.Size]byte]struct{}),
 		runs:       make(map[string]*run),
 		jobEdges:   make(map[string]lineage.Edge),
@@ -138,18 +144,24 @@ func (m *Model) Add(data []byte) {
 		return
 	}
 	m.seen[sum] = struct{}{}
+	if m.noColumns {
+		ev.fields = nil
+	}
 	m.addAliases(ev)
+	m.addParents(ev)
+	m.addFacets(ev)
 	switch ev.kind {
 	case lineage.KindDataset:
-		v := lineage.DatasetVertex(ev.dataset)
-		m.vertices[v.ID] = v
+		lineage.MergeVertexInto(m.vertices, lineage.DatasetVertex(ev.dataset))
 	case lineage.KindJob:
 		m.addEdges(m.jobEdges, m.vertices, ev.job, ev.inputs, ev.outputs, ev.time, ev.time, "")
+		m.addFieldEdges(m.jobEdges, m.vertices, ev.fields, ev.time, ev.time, "")
 	case lineage.KindRun:
 		r := m.runs[ev.runID]
 		if r == nil {
 			r = &run{id: ev.runID, job: ev.job, inputs: map[lineage.Dataset]struct{}{}, outputs: map[lineage.Dataset]struct{}{},
-				tMin: ev.time, tMax: ev.time, reads: map[lineage.Dataset][2]int64{}, writes: map[lineage.Dataset][2]int64{}}
+				fields: map[fieldPair]struct{}{},
+				tMin:   ev.time, tMax: ev.time, reads: map[lineage.Dataset][2]int64{}, writes: map[lineage.Dataset][2]int64{}}
 			m.runs[ev.runID] = r
 		}
 		m.runVertex(r, ev)
@@ -158,6 +170,9 @@ func (m *Model) Add(data []byte) {
 		}
 		for _, d := range ev.outputs {
 			r.outputs[d] = struct{}{}
+		}
+		for _, f := range ev.fields {
+			r.fields[f] = struct{}{}
 		}
 		if r.terminal == "" && ev.typ.Terminal() {
 			r.terminal = ev.typ
@@ -212,6 +227,11 @@ func (m *Model) Graph() *Graph {
 			continue
 		}
 		m.addEdges(g.Edges, g.Vertices, r.job, setList(r.inputs), setList(r.outputs), r.first, r.last, r.id)
+		fs := make([]fieldPair, 0, len(r.fields))
+		for f := range r.fields {
+			fs = append(fs, f)
+		}
+		m.addFieldEdges(g.Edges, g.Vertices, fs, r.first, r.last, r.id)
 	}
 	return g
 }
@@ -252,6 +272,27 @@ func (m *Model) addEdges(edges map[string]lineage.Edge, vertices map[string]line
 	}
 }
 
+// addFieldEdges adds the column lineage of one committed run (or
+// JobEvent): both DatasetField vertices with FIELD_OF to their Dataset,
+// and input field -[COLUMN_DERIVES]-> output field.
+func (m *Model) addFieldEdges(edges map[string]lineage.Edge, vertices map[string]lineage.Vertex, fs []fieldPair, first, last int64, runID string) {
+	add := func(label, out, in string) {
+		lineage.MergeInto(edges, lineage.NewEdge(label, out, in, first, last, runID))
+	}
+	field := func(d lineage.Dataset, f string) string {
+		v := lineage.Vertex{ID: lineage.DatasetFieldID(d, f), Label: lineage.LabelDatasetField, Namespace: d.Namespace, Name: d.Name,
+			Props: lineage.MakeProps(lineage.StrConst(lineage.PropField, f))}
+		dv := lineage.DatasetVertex(d)
+		lineage.MergeVertexInto(vertices, v)
+		lineage.MergeVertexInto(vertices, dv)
+		add(lineage.EdgeFieldOf, v.ID, dv.ID)
+		return v.ID
+	}
+	for _, f := range fs {
+		add(lineage.EdgeColumnDerives, field(f.in, f.inField), field(f.out, f.outFld))
+	}
+}
+
 // event is what the model needs of a valid record.
 type event struct {
 	kind            lineage.EventKind
@@ -263,6 +304,13 @@ type event struct {
 	inputs, outputs []lineage.Dataset
 	aliases         []alias // symlinks of the datasets named
 	lifecycle       []lineage.Lifecycle
+	fields          []fieldPair // the outputs' columnLineage facets
+	facets          []facetOf   // facet properties of its datasets and job
+
+	// the parent run facet (RunEvents), read leniently
+	hasParent   bool
+	parentRunID string
+	parentJob   lineage.Job
 
 	// run facets, read leniently (a facet of another shape is ignored)
 	errorMessage           string
@@ -321,7 +369,7 @@ func (o object) named(key, path string) (ns, name string, err error) {
 	return ns, name, nil
 }
 
-func (o object) datasetsAliases(key string) ([]lineage.Dataset, []alias, []lineage.Lifecycle, error) {
+func (o object) datasetsAliases(key string, fields *[]fieldPair, facets *[]facetOf, t int64) ([]lineage.Dataset, []alias, []lineage.Lifecycle, error) {
 	raw, ok := o[key]
 	if !ok || isNull(raw) {
 		return nil, nil, nil, nil
@@ -347,9 +395,11 @@ func (o object) datasetsAliases(key string) ([]lineage.Dataset, []alias, []linea
 					continue // a DROP is not a write
 				}
 			}
+			*fields = append(*fields, columnLineage(d, it)...)
 		}
 		out = append(out, d)
 		als = append(als, symlinks(d, it)...)
+		*facets = appendFacets(*facets, d, false, it, t)
 	}
 	return out, als, lcs, nil
 }
@@ -403,6 +453,7 @@ func parse(data []byte) (*event, error) {
 		}
 		ev.dataset = lineage.Dataset{Namespace: ns, Name: name}
 		ev.aliases = symlinks(ev.dataset, top["dataset"])
+		ev.facets = appendFacets(nil, ev.dataset, false, top["dataset"], ev.time)
 		return ev, nil
 	case !present("run") && present("eventType") && schemaKind == "JobEvent":
 		ev.kind = lineage.KindJob
@@ -419,6 +470,7 @@ func parse(data []byte) (*event, error) {
 			return nil, fmt.Errorf("run.runId: empty")
 		}
 		ev.runFacets(runObj)
+		ev.parentRunID, ev.parentJob, ev.hasParent = parentRun(runObj)
 		if raw, ok := top["eventType"]; ok && !isNull(raw) {
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
@@ -438,6 +490,7 @@ func parse(data []byte) (*event, error) {
 		}
 		ev.dataset = lineage.Dataset{Namespace: ns, Name: name}
 		ev.aliases = symlinks(ev.dataset, top["dataset"])
+		ev.facets = appendFacets(nil, ev.dataset, false, top["dataset"], ev.time)
 		return ev, nil
 	case present("job"):
 		ev.kind = lineage.KindJob
@@ -449,11 +502,12 @@ func parse(data []byte) (*event, error) {
 		return nil, err
 	}
 	ev.job = lineage.Job{Namespace: ns, Name: name}
+	ev.facets = appendFacets(ev.facets, lineage.Dataset(ev.job), true, top["job"], ev.time)
 	var inAl, outAl []alias
-	if ev.inputs, inAl, _, err = top.datasetsAliases("inputs"); err != nil {
+	if ev.inputs, inAl, _, err = top.datasetsAliases("inputs", nil, &ev.facets, ev.time); err != nil {
 		return nil, err
 	}
-	if ev.outputs, outAl, ev.lifecycle, err = top.datasetsAliases("outputs"); err != nil {
+	if ev.outputs, outAl, ev.lifecycle, err = top.datasetsAliases("outputs", &ev.fields, &ev.facets, ev.time); err != nil {
 		return nil, err
 	}
 	ev.aliases = append(inAl, outAl...)

@@ -1,0 +1,104 @@
+package lineage
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+)
+
+// Column lineage labels and property keys.
+const (
+	// LabelDatasetField is one field (column) of a dataset. Its namespace
+	// and name are the dataset's; its field name is the PropField property.
+	LabelDatasetField = "DatasetField"
+	// EdgeFieldOf is DatasetField -[FIELD_OF]-> Dataset.
+	EdgeFieldOf = "FIELD_OF"
+	// EdgeColumnDerives is DatasetField -[COLUMN_DERIVES]-> DatasetField:
+	// the output field (in) is derived from the input field (out). Given,
+	// like DERIVES, by committed runs and JobEvents only.
+	EdgeColumnDerives = "COLUMN_DERIVES"
+	// PropField is the DatasetField property holding the field name
+	// (constant).
+	PropField = "field"
+)
+
+// FieldEdge is one input field -> output field pair of a columnLineage
+// facet.
+type FieldEdge struct {
+	In       Dataset
+	InField  string
+	Out      Dataset
+	OutField string
+}
+
+// DatasetFieldID is the vertex id of field f of dataset d: "field:" +
+// len(namespace) + ":" + namespace + "/" + len(name) + ":" + name + "/" + f.
+// Both lengths make it injective whatever the names hold.
+func DatasetFieldID(d Dataset, f string) string {
+	b := make([]byte, 0, len(d.Name)+len(f)+8)
+	b = strconv.AppendInt(b, int64(len(d.Name)), 10)
+	b = append(b, ':')
+	b = append(b, d.Name...)
+	b = append(b, '/')
+	b = append(b, f...)
+	return vertexID("field:", d.Namespace, string(b))
+}
+
+// DatasetFieldVertex returns the vertex of field f of dataset d.
+func DatasetFieldVertex(d Dataset, f string) Vertex {
+	return Vertex{ID: DatasetFieldID(d, f), Label: LabelDatasetField, Namespace: d.Namespace, Name: d.Name,
+		Props: MakeProps(StrConst(PropField, f))}
+}
+
+// Edges appends to dst the field pairs of the facet:
+// {"fields": {outField: {"inputFields": [{"namespace", "name", "field"}]}}},
+// output fields in byte order, input fields in facet order. It is read
+// leniently (what lacks a non-empty string namespace, name or field is
+// skipped, as is a field derived from itself; a facet of another shape
+// gives nothing): nothing but column
+// lineage depends on it. The dataset-level "dataset" inputs of newer
+// facets (fields used only to filter or join) are not field lineage and
+// are ignored.
+func (c ColumnLineage) Edges(dst []FieldEdge) []FieldEdge {
+	var facet struct {
+		Fields map[string]json.RawMessage `json:"fields"`
+	}
+	if json.Unmarshal(c.Raw, &facet) != nil {
+		return dst
+	}
+	outs := make([]string, 0, len(facet.Fields))
+	for f := range facet.Fields {
+		if f != "" {
+			outs = append(outs, f)
+		}
+	}
+	sort.Strings(outs)
+	for _, of := range outs {
+		var o map[string]json.RawMessage
+		if json.Unmarshal(facet.Fields[of], &o) != nil {
+			continue
+		}
+		var ins []map[string]json.RawMessage
+		if json.Unmarshal(o["inputFields"], &ins) != nil {
+			continue
+		}
+		for _, in := range ins {
+			d := Dataset{Namespace: jsonStr(in["namespace"]), Name: jsonStr(in["name"])}
+			f := jsonStr(in["field"])
+			if d.Namespace == "" || d.Name == "" || f == "" || d == c.Output && f == of {
+				continue // invalid, or a field derived from itself (no edge, as for DERIVES)
+			}
+			dst = append(dst, FieldEdge{In: d, InField: f, Out: c.Output, OutField: of})
+		}
+	}
+	return dst
+}
+
+// jsonStr is raw's string value, "" when it is not a string.
+func jsonStr(raw json.RawMessage) string {
+	var s string
+	if raw == nil || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}

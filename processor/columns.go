@@ -1,0 +1,130 @@
+package processor
+
+import (
+	"github.com/lineageflow/lineageflow/internal/enc"
+	"github.com/lineageflow/lineageflow/lineage"
+)
+
+// colRef is one input field -> output field pair of a run (or JobEvent)
+// with the vertex ids it needs.
+type colRef struct {
+	e           lineage.FieldEdge
+	inDS, outDS string // dataset vertex ids
+	inF, outF   string // DatasetField vertex ids
+}
+
+func (m *vertexIDs) col(e lineage.FieldEdge) colRef {
+	return colRef{e: e, inDS: m.dataset(e.In), outDS: m.dataset(e.Out),
+		inF: lineage.DatasetFieldID(e.In, e.InField), outF: lineage.DatasetFieldID(e.Out, e.OutField)}
+}
+
+// eventCols returns the field pairs of the current event's columnLineage
+// facets (reusing the shard's scratch slice); none with NoColumnLineage.
+func (s *Shard) eventCols() []lineage.FieldEdge {
+	s.colBuf = s.colBuf[:0]
+	if s.cfg.NoColumnLineage {
+		return nil
+	}
+	for _, c := range s.ev.Columns {
+		s.colBuf = c.Edges(s.colBuf)
+	}
+	return s.colBuf
+}
+
+// colKey identifies a field pair in a run's set.
+func colKey(c *colRef) string { return c.inF + "\x00" + c.outF }
+
+// addCols adds to r the field pairs of es not yet in it, at most room of
+// them, and returns how many new ones did not fit.
+func (t *runTable) addCols(r *run, es []lineage.FieldEdge, room int) (dropped int) {
+	if len(es) == 0 {
+		return 0
+	}
+	if r.colIdx == nil {
+		r.colIdx = make(map[string]struct{}, len(r.cols)+len(es))
+		for i := range r.cols {
+			r.colIdx[colKey(&r.cols[i])] = struct{}{}
+		}
+	}
+	for _, e := range es {
+		c := t.ids.col(e)
+		k := colKey(&c)
+		if _, ok := r.colIdx[k]; ok {
+			continue
+		}
+		if room <= 0 {
+			dropped++
+			continue
+		}
+		room--
+		r.colIdx[k] = struct{}{}
+		r.cols = append(r.cols, c)
+	}
+	return dropped
+}
+
+// appendCols appends a run's field pairs to its value (after the Run
+// vertex state; a value written before column lineage has none).
+func appendCols(dst []byte, cols []colRef) []byte {
+	dst = enc.AppendVarint(dst, int64(len(cols)))
+	for i := range cols {
+		e := &cols[i].e
+		dst = enc.AppendString(dst, e.In.Namespace)
+		dst = enc.AppendString(dst, e.In.Name)
+		dst = enc.AppendString(dst, e.InField)
+		dst = enc.AppendString(dst, e.Out.Namespace)
+		dst = enc.AppendString(dst, e.Out.Name)
+		dst = enc.AppendString(dst, e.OutField)
+	}
+	return dst
+}
+
+// readCols reads what appendCols wrote, if anything is left.
+func readCols(rd *enc.Reader, ids *vertexIDs) []colRef {
+	if !rd.OK() || rd.Len() == 0 {
+		return nil
+	}
+	n := rd.Varint()
+	if n < 0 || n > int64(rd.Len()) {
+		failReader(rd)
+		return nil
+	}
+	cols := make([]colRef, 0, n)
+	for i := int64(0); i < n && rd.OK(); i++ {
+		e := lineage.FieldEdge{In: lineage.Dataset{Namespace: rd.String(), Name: rd.String()}, InField: rd.String(),
+			Out: lineage.Dataset{Namespace: rd.String(), Name: rd.String()}, OutField: rd.String()}
+		cols = append(cols, ids.col(e))
+	}
+	return cols
+}
+
+// emitCols adds to the window the column lineage of cols[from:]: both
+// DatasetField vertices, their FIELD_OF edges and their Dataset vertices,
+// and input field -[COLUMN_DERIVES]-> output field, stamped like the
+// emission's DERIVES. Each pair counts 3 edges against the emission's
+// budget (edges so far: used); a pair past it is left out and counted.
+func (w *windowTable) emitCols(e *emission, cols []colRef, from, used int) (dropped int64) {
+	t := w.tab
+	for i := from; i < len(cols); i++ {
+		c := &cols[i]
+		if w.maxEdges > 0 && used+3 > w.maxEdges {
+			dropped++
+			continue
+		}
+		used += 3
+		for _, f := range [2]struct {
+			d       lineage.Dataset
+			f       string
+			fid, id string
+		}{{c.e.In, c.e.InField, c.inF, c.inDS}, {c.e.Out, c.e.OutField, c.outF, c.outDS}} {
+			fv := lineage.DatasetFieldVertex(f.d, f.f)
+			fv.ID = f.fid
+			t.AddVertex(e.bucket, fv)
+			t.AddVertex(e.bucket, lineage.Vertex{ID: f.id, Label: lineage.LabelDataset, Namespace: f.d.Namespace, Name: f.d.Name})
+			t.AddEdge(e.bucket, lineage.EdgeFieldOf, f.fid, f.id, e.first, e.last, e.runID)
+		}
+		t.AddEdge(e.bucket, lineage.EdgeColumnDerives, c.inF, c.outF, e.first, e.last, e.runID)
+		w.spillIfFull()
+	}
+	return dropped
+}
