@@ -20,8 +20,9 @@
 #
 # Data: kinesalite and dynalite keep LevelDB stores under $STANDIN_DIR/data,
 # so streams, records, leases and checkpoints survive a restart. Gremlin
-# Server keeps its graph IN MEMORY: a restarted Gremlin Server starts with an
-# empty graph. Redis (the shared dedup tier) runs without persistence: a
+# Server holds its graph in memory and saves it to $STANDIN_DIR/data/gremlin
+# (graphLocation) on a clean stop, like Neptune's durable storage: a cleanly
+# restarted Gremlin Server has the same graph. Redis (the shared dedup tier) runs without persistence: a
 # restarted Redis starts empty.
 #
 # Other knobs: STANDIN_START_TIMEOUT (seconds per stand-in, default 60 for
