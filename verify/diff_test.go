@@ -167,9 +167,12 @@ func TestDiffLiveGraphs(t *testing.T) {
 	a, b := dump(epA), dump(epB)
 	r := Diff(a, b, DiffOptions{KeyShare: share})
 	t.Log(r.Line())
-	inScope := 0 // every canary edge but DERIVES and ALIAS_OF (out of the key space's scope)
+	// In the key space's scope: the jobs' INPUT_TO and OUTPUTS edges and
+	// every edge out of their runs (RUN_OF, READ, WROTE); not DERIVES,
+	// aliases, column lineage or the job hierarchy.
+	inScope := 0
 	for _, e := range cg.Edges {
-		if e.Label != lineage.EdgeDerives && e.Label != lineage.EdgeAliasOf {
+		if e.Label == lineage.EdgeInputTo || e.Label == lineage.EdgeOutputs || strings.HasPrefix(e.OutV, "run:") {
 			inScope++
 		}
 	}
