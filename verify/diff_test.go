@@ -91,10 +91,10 @@ func TestDiffKeySpace(t *testing.T) {
 	}
 	// An extra edge in the canary (ghost lineage) in scope.
 	bb = snapshotOf(cg)
-	var job string
-	for _, v := range bb.Vertices {
-		if v.Label == lineage.LabelJob {
-			job = v.ID
+	var job string // a job of the mirrored key space: one with lineage in the canary (a parent job may be out of it)
+	for _, e := range bb.Edges {
+		if e.Label == lineage.EdgeOutputs {
+			job = e.OutV
 			break
 		}
 	}
