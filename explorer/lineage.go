@@ -9,17 +9,19 @@ import (
 	"sort"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
+
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // Edge labels. Only these three are lineage; a Run's READ/WROTE edges never
 // are (a failed run reads and writes, but gives no lineage).
 const (
-	EdgeInputTo = "INPUT_TO"
-	EdgeOutputs = "OUTPUTS"
-	EdgeDerives = "DERIVES"
+	EdgeInputTo = lineage.EdgeInputTo
+	EdgeOutputs = lineage.EdgeOutputs
+	EdgeDerives = lineage.EdgeDerives
 
-	edgeRunOf   = "RUN_OF"
-	edgeAliasOf = "ALIAS_OF"
+	edgeRunOf   = lineage.EdgeRunOf
+	edgeAliasOf = lineage.EdgeAliasOf
 )
 
 // walkLabels are the edges the lineage walk follows (dataset -> job ->

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
+
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // The Marquez-compatible read API: routes, query parameters and JSON shapes
@@ -625,9 +627,9 @@ func (s *Server) mqColumnLineage(w http.ResponseWriter, r *http.Request) {
 
 // Column lineage labels of the model.
 const (
-	labelField        = "DatasetField"
-	edgeFieldOf       = "FIELD_OF"
-	edgeColumnDerives = "COLUMN_DERIVES"
+	labelField        = lineage.LabelDatasetField
+	edgeFieldOf       = lineage.EdgeFieldOf
+	edgeColumnDerives = lineage.EdgeColumnDerives
 )
 
 // MQFieldNode is one node of Marquez's column lineage graph.
