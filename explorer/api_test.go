@@ -340,6 +340,21 @@ func TestGraphDown(t *testing.T) {
 	}
 	px.Stall(false)
 	waitLineage(t, hs.URL)
+
+	// A request on a connection the server dropped unnoticed gets no
+	// answer either (seen under load: gremlin-go wrote it to a dead
+	// socket). Held open here with Stall, and new connections refused:
+	// the read times out and is told apart from a slow graph by the dial
+	// that follows, so it is graph_unreachable.
+	px.Stall(true)
+	px.Refuse(true)
+	e = errorBody{}
+	if code, b := get(t, hs.URL, "/api/lf/v1/node?nodeId="+q(dsNode(fxClean)), &e); code != 503 || e.Error != ClassUnreachable {
+		t.Errorf("no answer and no new connection: %d %s, want 503 %s", code, b, ClassUnreachable)
+	}
+	px.Refuse(false)
+	px.Stall(false)
+	waitLineage(t, hs.URL)
 }
 
 // waitLineage polls until the lineage of clean answers again.

@@ -23,6 +23,10 @@ const (
 	ClassError       = "graph_error"       // any other server error
 )
 
+// probeTimeout bounds the dial made after a read timed out (to tell an
+// unreachable graph from a slow one).
+const probeTimeout = 500 * time.Millisecond
+
 // GraphError is a read the graph did not answer (HTTP 503).
 type GraphError struct {
 	Class string
@@ -50,12 +54,17 @@ type graph struct {
 }
 
 func (gr *graph) source(ctx context.Context) (*gremlingo.GraphTraversalSource, *gremlingo.DriverRemoteConnection, error) {
+	return gr.sourceWithin(ctx, gr.timeout)
+}
+
+// sourceWithin is source with the dial bounded by d.
+func (gr *graph) sourceWithin(ctx context.Context, d time.Duration) (*gremlingo.GraphTraversalSource, *gremlingo.DriverRemoteConnection, error) {
 	gr.mu.Lock()
 	defer gr.mu.Unlock()
 	if gr.mu.g != nil {
 		return gr.mu.g, gr.mu.drc, nil
 	}
-	dctx, cancel := context.WithTimeout(ctx, gr.timeout)
+	dctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	drc, err := gr.dialer.Dial(dctx, sink.DialOptions{Connections: gr.conns, Logger: gr.log, Verbosity: gremlingo.Error})
 	if err != nil {
@@ -150,6 +159,14 @@ func (gr *graph) read(ctx context.Context, build func(g *gremlingo.GraphTraversa
 	case r = <-ch:
 	case <-timer.C:
 		abandon()
+		// A request written on a connection the server had just dropped
+		// waits here too (gremlin-go does not fail it): a graph that no
+		// longer accepts connections is unreachable, not slow.
+		// So dial the replacement now: if no new connection can be made
+		// the graph is unreachable; if one can, it serves the next read.
+		if _, _, err := gr.sourceWithin(context.WithoutCancel(ctx), probeTimeout); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return nil, &GraphError{Class: ClassUnreachable, Err: fmt.Errorf("no answer within %v, and no new connection: %w", gr.timeout, err)}
+		}
 		return nil, &GraphError{Class: ClassTimeout, Err: fmt.Errorf("no answer within %v", gr.timeout)}
 	case <-ctx.Done():
 		// The caller went away: let the answer arrive (bounded by the
