@@ -157,6 +157,7 @@ func TestJavaClientKinesisTransport(t *testing.T) {
 			t.Errorf("event %d: partition key %q, the transport's rule gives %q", i, ev.PartitionKey, want)
 		}
 	}
+	t.Logf("%d child-run events on another shard than their parent job's own events (1.23.0 keys a run by its own job)", crossShardChildren(got))
 	// The Java client parses and re-serialises each event: what arrived
 	// must give the graph the corpus lines it accepted give.
 	var accepted, received [][]byte
@@ -434,6 +435,7 @@ type streamContent struct {
 	aggregates     int // Kinesis records that are KPL aggregates
 	largest        int // events in the largest aggregate
 	events         []kpl.Record
+	shards         []string // shards[i]: the shard of events[i]
 }
 
 // readStream reads every shard from TRIM_HORIZON to its end and
@@ -468,8 +470,12 @@ func readStream(ctx context.Context, t *testing.T, h *harness.Harness) streamCon
 					c.aggregates++
 					c.largest = max(c.largest, len(users))
 					c.events = append(c.events, users...)
+					for range users {
+						c.shards = append(c.shards, sh)
+					}
 				case errors.Is(err, kpl.ErrNotAggregated):
 					c.events = append(c.events, kpl.Record{PartitionKey: aws.ToString(r.PartitionKey), Data: r.Data})
+					c.shards = append(c.shards, sh)
 				default:
 					t.Fatalf("shard %s seq %s: %v", sh, aws.ToString(r.SequenceNumber), err)
 				}
@@ -478,6 +484,43 @@ func readStream(ctx context.Context, t *testing.T, h *harness.Harness) streamCon
 		}
 	}
 	return c
+}
+
+// crossShardChildren counts the events with a parent facet whose parent
+// job has events of its own in the stream on another shard.
+func crossShardChildren(c streamContent) int {
+	type ev struct {
+		Job struct{ Namespace, Name string }
+		Run struct {
+			Facets struct {
+				Parent *struct {
+					Job struct{ Namespace, Name string }
+				}
+			}
+		}
+	}
+	parsed := make([]ev, len(c.events))
+	jobShards := map[string]map[string]bool{}
+	for i, e := range c.events {
+		_ = json.Unmarshal(e.Data, &parsed[i])
+		j := parsed[i].Job.Namespace + "/" + parsed[i].Job.Name
+		if jobShards[j] == nil {
+			jobShards[j] = map[string]bool{}
+		}
+		jobShards[j][c.shards[i]] = true
+	}
+	n := 0
+	for i, e := range parsed {
+		if p := e.Run.Facets.Parent; p != nil {
+			for sh := range jobShards[p.Job.Namespace+"/"+p.Job.Name] {
+				if sh != c.shards[i] {
+					n++
+					break
+				}
+			}
+		}
+	}
+	return n
 }
 
 // transportKey is the partition key openlineage-java 1.23.0's
