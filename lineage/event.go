@@ -129,9 +129,12 @@ type Event struct {
 	Lenient   Leniency // the leniencies the record needed
 }
 
-// RootJob is the job whose name keys the event's records on Kinesis, the
-// way the OpenLineage Kinesis transport does: the parent's job when the
-// parent run facet is present, the event's own job otherwise.
+// RootJob is the job whose name keys the event's records on Kinesis: the
+// parent's job when the parent run facet is present, the event's own job
+// otherwise. The OpenLineage Kinesis transport prefers the parent facet's
+// root job (run.facets.parent.root.job), which the decoder does not keep:
+// for an event with a root parent above its parent this is the parent's
+// job, not the transport's key (replay.PartitionKey has the exact rule).
 func (e *Event) RootJob() Job {
 	if e.Parent != nil && e.Parent.Job.Name != "" {
 		return e.Parent.Job
@@ -140,9 +143,10 @@ func (e *Event) RootJob() Job {
 }
 
 // PartitionKey is the Kinesis partition key the OpenLineage Kinesis
-// transport gives this event: run:<ns>/<name> of the root job for run
-// events, job:<ns>/<name> for job events, dataset:<ns>/<name> for dataset
-// events.
+// transport gives this event: run:<ns>/<name> of [Event.RootJob] for run
+// events (the transport's key unless the parent facet names a root job
+// above the parent), job:<ns>/<name> for job events, dataset:<ns>/<name>
+// for dataset events.
 func (e *Event) PartitionKey() string {
 	switch e.Kind {
 	case KindDataset:
