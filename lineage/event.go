@@ -105,12 +105,18 @@ var Leniencies = []struct {
 // empty. For KindDataset, Datasets holds the dataset(s) described and Job is
 // the zero value.
 type Event struct {
-	Kind     EventKind
-	Type     EventType
-	Time     time.Time // eventTime, as sent by the producer (UTC)
-	RunID    string
-	Job      Job
-	Parent   *ParentRun
+	Kind   EventKind
+	Type   EventType
+	Time   time.Time // eventTime, as sent by the producer (UTC)
+	RunID  string
+	Job    Job
+	Parent *ParentRun
+	// KeyJob is the job the OpenLineage Kinesis transport keys a RunEvent
+	// by when its parent run facet names one (OpenLineage format):
+	// run.facets.parent.root.job, else run.facets.parent.job (each when a
+	// valid {namespace, name}, even in a facet that is not a valid Parent);
+	// zero otherwise. See [Event.RootJob].
+	KeyJob   Job
 	Inputs   []Dataset
 	Outputs  []Dataset
 	Datasets []Dataset // KindDataset only
@@ -129,13 +135,13 @@ type Event struct {
 	Lenient   Leniency // the leniencies the record needed
 }
 
-// RootJob is the job whose name keys the event's records on Kinesis: the
-// parent's job when the parent run facet is present, the event's own job
-// otherwise. The OpenLineage Kinesis transport prefers the parent facet's
-// root job (run.facets.parent.root.job), which the decoder does not keep:
-// for an event with a root parent above its parent this is the parent's
-// job, not the transport's key (replay.PartitionKey has the exact rule).
+// RootJob is the job whose name keys the event's records on Kinesis, the
+// way the OpenLineage Kinesis transport does: the parent run facet's root
+// job when given, else the parent's job, else the event's own job.
 func (e *Event) RootJob() Job {
+	if e.KeyJob.Name != "" {
+		return e.KeyJob
+	}
 	if e.Parent != nil && e.Parent.Job.Name != "" {
 		return e.Parent.Job
 	}
@@ -144,9 +150,8 @@ func (e *Event) RootJob() Job {
 
 // PartitionKey is the Kinesis partition key the OpenLineage Kinesis
 // transport gives this event: run:<ns>/<name> of [Event.RootJob] for run
-// events (the transport's key unless the parent facet names a root job
-// above the parent), job:<ns>/<name> for job events, dataset:<ns>/<name>
-// for dataset events.
+// events, job:<ns>/<name> for job events, dataset:<ns>/<name> for dataset
+// events.
 func (e *Event) PartitionKey() string {
 	switch e.Kind {
 	case KindDataset:

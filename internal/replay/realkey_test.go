@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // TestPartitionKeyRealEvents: on the real-event corpus (testdata/real,
@@ -73,6 +75,13 @@ func TestPartitionKeyRealEvents(t *testing.T) {
 		}
 		if got := PartitionKey(data); got != want {
 			t.Errorf("line %d: key %q, want %q", line, got, want)
+		}
+		// The decoder's key (lineage.Event.PartitionKey) agrees, for
+		// every event it reads.
+		if ev, err := lineage.Decode(data); err == nil {
+			if got := ev.PartitionKey(); got != want {
+				t.Errorf("line %d: decoded event's key %q, want %q", line, got, want)
+			}
 		}
 		if line == 28 && want != "run:root-namespace/root-job-name" {
 			t.Errorf("line 28 (Spark serde event): key %q, want the root parent's job", want)
