@@ -99,6 +99,9 @@ func TestRandomizedAgainstReference(t *testing.T) {
 			if len(want.Edges) == 0 {
 				t.Errorf("reference has no edges: the test proves nothing")
 			}
+			if cfg.RefreshWindow > 0 && stats.RefreshLane.Load() == 0 {
+				t.Errorf("the refresh lane took no record: the seed proves nothing about it")
+			}
 		})
 	}
 }
