@@ -32,9 +32,12 @@ import (
 // Dataset lineage (INPUT_TO, OUTPUTS, DERIVES) and run records never take
 // the lane: their lastSeen is what the latency target measures.
 
-// refreshSeenMax bounds refreshSeen: past it the map is emptied (the next
-// records of each key go to the normal window once more).
-const refreshSeenMax = 1 << 18
+// refreshSeenMax bounds the shard's memory of what it saw (windowTable.seen,
+// 64-bit hashes of the element key and of its content, ~40 B an entry):
+// past it the map is emptied (the next record of each key goes to the
+// normal window once more). A hash collision can only pick a lane, never
+// change what is written.
+const refreshSeenMax = 1 << 17
 
 // refreshBucket returns the refresh window of the normal window bucket:
 // the start of the RefreshWindow holding it, plus 1 (normal buckets are
@@ -84,14 +87,15 @@ func (w *windowTable) lane(bucket int64, key string, h uint64) int64 {
 	if w.refreshMs == 0 {
 		return bucket
 	}
-	if old, ok := w.seen[key]; ok && old == h {
+	k := xxhash.Sum64String(key)
+	if old, ok := w.seen[k]; ok && old == h {
 		w.st.RefreshLane.Add(1)
 		return w.refreshBucket(bucket)
 	}
 	if len(w.seen) >= refreshSeenMax {
 		clear(w.seen)
 	}
-	w.seen[key] = h
+	w.seen[k] = h
 	return bucket
 }
 

@@ -133,3 +133,28 @@ func TestRefreshBucket(t *testing.T) {
 		}
 	}
 }
+
+// TestRefreshLaneMemory: a key seen with the same content takes the lane,
+// with other content not; past refreshSeenMax keys the memory is emptied
+// and a known key goes to the normal window once more.
+func TestRefreshLaneMemory(t *testing.T) {
+	w := &windowTable{sizeMs: 10_000, latenessMs: 500, refreshMs: 60_000, seen: map[uint64]uint64{}, st: &Stats{}}
+	const b = 1_767_225_610_000
+	rb := w.refreshBucket(b)
+	p := func(v string) lineage.Prop { return lineage.StrLWW(lineage.PropSchema, v, 1) }
+	if w.propLane(b, "d", p("a")) != b || w.propLane(b, "d", p("a")) != rb || w.propLane(b, "d", p("b")) != b ||
+		w.propLane(b, "d", p("b")) != rb || w.propLane(b, "e", p("b")) != b {
+		t.Fatal("lanes of a property: first and changed values to the normal window, repeats to the refresh window")
+	}
+	if w.edgeLane(b, lineage.EdgeFieldOf, "f", "d") != b || w.edgeLane(b, lineage.EdgeFieldOf, "f", "d") != rb ||
+		w.edgeLane(b, lineage.EdgeColumnDerives, "f", "d") != b {
+		t.Fatal("lanes of an edge: new to the normal window, known to the refresh window")
+	}
+	for i := 0; len(w.seen) < refreshSeenMax; i++ {
+		w.edgeLane(b, lineage.EdgeFieldOf, fmt.Sprint(i), "x")
+	}
+	w.edgeLane(b, lineage.EdgeFieldOf, "one", "more")
+	if len(w.seen) != 1 || w.propLane(b, "d", p("b")) != b {
+		t.Fatalf("memory of %d keys past its bound; a known key must go to the normal window once more", len(w.seen))
+	}
+}

@@ -33,7 +33,7 @@ type windowTable struct {
 	// Window geometry (ms) and the refresh lane (refresh.go; refreshMs 0:
 	// off), with the shard's memory of the content it saw per element.
 	sizeMs, latenessMs, refreshMs int64
-	seen                          map[string]uint64
+	seen                          map[uint64]uint64
 
 	buckets map[int64]*bucketState // open window buckets (in memory or in Pebble)
 	groups  []sealGroup            // sealed windows whose outbox entries are not all acked
