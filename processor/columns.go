@@ -114,12 +114,14 @@ func (w *windowTable) emitCols(e *emission, cols []colRef, from, used int) (drop
 			continue
 		}
 		used += 3
-		for _, f := range [2]struct {
+		var fieldOf [2]int64 // the bucket of each field's FIELD_OF (and vertex)
+		for i, f := range [2]struct {
 			d       lineage.Dataset
 			f       string
 			fid, id string
 		}{{c.e.In, c.e.InField, c.inF, c.inDS}, {c.e.Out, c.e.OutField, c.outF, c.outDS}} {
 			b := w.edgeLane(e.bucket, lineage.EdgeFieldOf, f.fid, f.id)
+			fieldOf[i] = b
 			w.touch(b, e.pin)
 			fv := lineage.DatasetFieldVertex(f.d, f.f)
 			fv.ID = f.fid
@@ -127,18 +129,20 @@ func (w *windowTable) emitCols(e *emission, cols []colRef, from, used int) (drop
 			t.AddVertex(b, lineage.Vertex{ID: f.id, Label: lineage.LabelDataset, Namespace: f.d.Namespace, Name: f.d.Name})
 			t.AddEdge(b, lineage.EdgeFieldOf, f.fid, f.id, e.first, e.last, e.runID)
 		}
-		// Its endpoints are in its window too (mergeE needs them in the
-		// batch; in the window of their FIELD_OF they merge into one).
+		// Its endpoints must be in its window too (mergeE needs them in
+		// the batch): added unless their FIELD_OF put them there.
 		b := w.edgeLane(e.bucket, lineage.EdgeColumnDerives, c.inF, c.outF)
 		w.touch(b, e.pin)
-		for _, f := range [2]struct {
+		for i, f := range [2]struct {
 			d   lineage.Dataset
 			f   string
 			fid string
 		}{{c.e.In, c.e.InField, c.inF}, {c.e.Out, c.e.OutField, c.outF}} {
-			fv := lineage.DatasetFieldVertex(f.d, f.f)
-			fv.ID = f.fid
-			t.AddVertex(b, fv)
+			if fieldOf[i] != b {
+				fv := lineage.DatasetFieldVertex(f.d, f.f)
+				fv.ID = f.fid
+				t.AddVertex(b, fv)
+			}
 		}
 		t.AddEdge(b, lineage.EdgeColumnDerives, c.inF, c.outF, e.first, e.last, e.runID)
 		w.spillIfFull()
