@@ -154,9 +154,10 @@ type ref struct {
 }
 
 type parentSlot struct {
-	c   byte
-	run ref
-	job named
+	c    byte
+	run  ref
+	job  named
+	root named // root.job (OpenLineage format)
 }
 
 type runSlot struct {
@@ -511,7 +512,26 @@ func (d *Decoder) parent(p *parentSlot, depth int) {
 			d.ref(&p.run, depth+1)
 		case "job":
 			d.named(&p.job, depth+1, false)
+		case "root":
+			d.rootJob(&p.root, depth+1)
 		default:
+			s.skip(depth + 1)
+		}
+	}
+}
+
+// rootJob scans the parent facet's root {"run":{..},"job":{..}} for its job.
+func (d *Decoder) rootJob(n *named, depth int) {
+	s := &d.s
+	*n = named{}
+	if s.peek() != '{' {
+		s.skip(depth)
+		return
+	}
+	for ok := s.objBegin(); ok; ok = s.objNext() {
+		if string(s.key()) == "job" {
+			d.named(n, depth+1, false)
+		} else {
 			s.skip(depth + 1)
 		}
 	}
@@ -565,6 +585,7 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 		typ    EventType
 		runID  string
 		job    Job
+		keyJob Job
 		parent *ParentRun
 		err    *DecodeError
 	)
@@ -588,6 +609,7 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 		if badParent {
 			lenient |= LenientInvalidParent
 		}
+		keyJob, _ = t.run.parent.keyJob()
 	}
 	var dataset Dataset
 	if kind == KindDataset {
@@ -617,7 +639,7 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	}
 
 	*ev = Event{
-		Kind: kind, Type: typ, Time: when, RunID: runID, Job: job, Parent: parent,
+		Kind: kind, Type: typ, Time: when, RunID: runID, Job: job, Parent: parent, KeyJob: keyJob,
 		Inputs: ev.Inputs[:0], Outputs: ev.Outputs[:0], Datasets: ev.Datasets[:0], Columns: ev.Columns[:0], Aliases: ev.Aliases[:0],
 		Lifecycle: ev.Lifecycle[:0], Facets: ev.Facets[:0], Producer: producer, SchemaURL: schemaURL, Lenient: lenient,
 	}
@@ -707,6 +729,24 @@ func (p *parentSlot) validate(compact bool) (*ParentRun, *DecodeError) {
 		return nil, err
 	}
 	return &ParentRun{RunID: runID, Job: Job(job)}, nil
+}
+
+// keyJob returns the job the OpenLineage Kinesis transport keys a RunEvent
+// by, if the parent facet (OpenLineage format) names one: its root's job
+// when valid, else its job when valid, whether or not the facet is a valid
+// parent run (the transport reads the two jobs alone).
+func (p *parentSlot) keyJob() (Job, bool) {
+	if p.c != '{' {
+		return Job{}, false
+	}
+	for _, n := range []*named{&p.root, &p.job} {
+		if n.c == '{' {
+			if j, err := n.object("", false); err == nil {
+				return Job(j), true
+			}
+		}
+	}
+	return Job{}, false
 }
 
 // object checks a required namespace+name object at path.

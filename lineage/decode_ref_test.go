@@ -371,6 +371,15 @@ func refOpenLineage(m refObj) (Event, error) {
 		case '{':
 			// Read leniently: an invalid parent facet is ignored.
 			p := facets.obj("parent")
+			// The transport's key: root.job, else job, each when valid.
+			for _, o := range []refObj{p.obj("root"), p} {
+				if o.typ("job") == '{' {
+					if kj, err := o.named("job", "", "namespace"); err == nil {
+						ev.KeyJob = Job(kj)
+						break
+					}
+				}
+			}
 			id, err := p.obj("run").need("runId", "run.facets.parent.run.runId")
 			job, err2 := p.named("job", "run.facets.parent.job", "namespace")
 			if p.typ("run") == '{' && err == nil && err2 == nil {
@@ -492,6 +501,8 @@ func eventDiff(a, b *Event) string {
 		return fmt.Sprintf("Job %+q != %+q", a.Job, b.Job)
 	case (a.Parent == nil) != (b.Parent == nil) || a.Parent != nil && *a.Parent != *b.Parent:
 		return fmt.Sprintf("Parent %+q != %+q", a.Parent, b.Parent)
+	case a.KeyJob != b.KeyJob:
+		return fmt.Sprintf("KeyJob %+q != %+q", a.KeyJob, b.KeyJob)
 	case a.Producer != b.Producer:
 		return fmt.Sprintf("Producer %q != %q", a.Producer, b.Producer)
 	case a.SchemaURL != b.SchemaURL:

@@ -154,6 +154,7 @@ var decodeValidCases = []struct {
 			RunID:   "0190a1b2-0001-7c3d-9e8f-0123456789ab",
 			Job:     Job{"spark-prod", "nightly_etl.insert_into"},
 			Parent:  &ParentRun{RunID: "0190a1b2-0000-7c3d-9e8f-0123456789ab", Job: Job{"spark-prod", "nightly_etl"}},
+			KeyJob:  Job{"spark-prod", "nightly_etl"},
 			Inputs:  []Dataset{{"s3://raw", "orders/dt=2026-03-01"}},
 			Outputs: []Dataset{{"s3://wh", "orders"}, {"s3://wh", "orders_audit"}},
 			Columns: []ColumnLineage{{Output: Dataset{"s3://wh", "orders"},
@@ -286,6 +287,31 @@ func TestDecodeParentAndPartitionKey(t *testing.T) {
 	}
 	if ev.Parent != nil || ev.PartitionKey() != "run:n/j" {
 		t.Fatalf("no parent: %+v %q", ev.Parent, ev.PartitionKey())
+	}
+}
+
+// TestDecodeRootParent: the parent facet's root job keys the event as the
+// OpenLineage Kinesis transport does (root first, then parent, then the
+// event's job); a root without a valid job is ignored.
+func TestDecodeRootParent(t *testing.T) {
+	ev := func(root string) string {
+		return `{"eventType":"START","eventTime":"2026-01-01T00:00:00Z","run":{"runId":"r","facets":{"parent":{"run":{"runId":"p"},"job":{"namespace":"airflow","name":"dag.task"}` +
+			root + `}}},"job":{"namespace":"spark","name":"app.exec"}}`
+	}
+	for _, tc := range []struct{ root, key string }{
+		{`,"root":{"run":{"runId":"q"},"job":{"namespace":"airflow","name":"dag"}}`, "run:airflow/dag"},
+		{`,"root":{"run":{"runId":"q"}}`, "run:airflow/dag.task"},
+		{`,"root":{"job":{"namespace":"airflow"}}`, "run:airflow/dag.task"},
+		{`,"root":null`, "run:airflow/dag.task"},
+		{``, "run:airflow/dag.task"},
+	} {
+		e, err := Decode([]byte(ev(tc.root)))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.root, err)
+		}
+		if got := e.PartitionKey(); got != tc.key || e.Parent == nil || e.Parent.Job.Name != "dag.task" {
+			t.Errorf("root %s: key %q, parent %+v; want %q", tc.root, got, e.Parent, tc.key)
+		}
 	}
 }
 

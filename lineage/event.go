@@ -105,12 +105,18 @@ var Leniencies = []struct {
 // empty. For KindDataset, Datasets holds the dataset(s) described and Job is
 // the zero value.
 type Event struct {
-	Kind     EventKind
-	Type     EventType
-	Time     time.Time // eventTime, as sent by the producer (UTC)
-	RunID    string
-	Job      Job
-	Parent   *ParentRun
+	Kind   EventKind
+	Type   EventType
+	Time   time.Time // eventTime, as sent by the producer (UTC)
+	RunID  string
+	Job    Job
+	Parent *ParentRun
+	// KeyJob is the job the OpenLineage Kinesis transport keys a RunEvent
+	// by when its parent run facet names one (OpenLineage format):
+	// run.facets.parent.root.job, else run.facets.parent.job (each when a
+	// valid {namespace, name}, even in a facet that is not a valid Parent);
+	// zero otherwise. See [Event.RootJob].
+	KeyJob   Job
 	Inputs   []Dataset
 	Outputs  []Dataset
 	Datasets []Dataset // KindDataset only
@@ -130,9 +136,12 @@ type Event struct {
 }
 
 // RootJob is the job whose name keys the event's records on Kinesis, the
-// way the OpenLineage Kinesis transport does: the parent's job when the
-// parent run facet is present, the event's own job otherwise.
+// way the OpenLineage Kinesis transport does: the parent run facet's root
+// job when given, else the parent's job, else the event's own job.
 func (e *Event) RootJob() Job {
+	if e.KeyJob.Name != "" {
+		return e.KeyJob
+	}
 	if e.Parent != nil && e.Parent.Job.Name != "" {
 		return e.Parent.Job
 	}
@@ -140,7 +149,7 @@ func (e *Event) RootJob() Job {
 }
 
 // PartitionKey is the Kinesis partition key the OpenLineage Kinesis
-// transport gives this event: run:<ns>/<name> of the root job for run
+// transport gives this event: run:<ns>/<name> of [Event.RootJob] for run
 // events, job:<ns>/<name> for job events, dataset:<ns>/<name> for dataset
 // events.
 func (e *Event) PartitionKey() string {

@@ -14,13 +14,14 @@ func (s *Shard) aliases(bucket int64) {
 	}
 	t := ev.Time.UnixMilli()
 	w := s.windows
-	w.touch(bucket, s.prevFull)
 	for _, a := range ev.Aliases {
 		av := lineage.AliasVertex(a)
 		id := s.ids.dataset(a.Of)
-		w.tab.AddVertex(bucket, av)
-		w.tab.AddVertex(bucket, lineage.Vertex{ID: id, Label: lineage.LabelDataset, Namespace: a.Of.Namespace, Name: a.Of.Name})
-		w.tab.AddEdge(bucket, lineage.EdgeAliasOf, av.ID, id, t, t, ev.RunID)
+		b := w.edgeLane(bucket, lineage.EdgeAliasOf, av.ID, id)
+		w.touch(b, s.prevFull)
+		w.tab.AddVertex(b, av)
+		w.tab.AddVertex(b, lineage.Vertex{ID: id, Label: lineage.LabelDataset, Namespace: a.Of.Namespace, Name: a.Of.Name})
+		w.tab.AddEdge(b, lineage.EdgeAliasOf, av.ID, id, t, t, ev.RunID)
 	}
 }
 
@@ -50,14 +51,15 @@ func (s *Shard) lifecycle(bucket int64) {
 // and job on their vertices (last writer wins by eventTime): every valid
 // event that carries such a facet, whatever its run's outcome. An event
 // without one writes none (a facet property changes the vertex's
-// properties, so the sink's vertex cache would miss it).
+// properties, so the sink's vertex cache would miss it). With the refresh
+// lane, a property whose value the shard saw last for the vertex (only
+// its stamp newer) goes to the refresh window.
 func (s *Shard) facetProps(bucket int64) {
 	ev := &s.ev
 	if len(ev.Facets) == 0 {
 		return
 	}
 	w := s.windows
-	w.touch(bucket, s.prevFull)
 	for i := range ev.Facets {
 		f := &ev.Facets[i]
 		if f.Capped > 0 {
@@ -66,12 +68,37 @@ func (s *Shard) facetProps(bucket int64) {
 		if len(f.Props) == 0 {
 			continue
 		}
-		v := lineage.Vertex{Label: f.Label, Namespace: f.Namespace, Name: f.Name, Props: lineage.MakeProps(f.Props...)}
+		v := lineage.Vertex{Label: f.Label, Namespace: f.Namespace, Name: f.Name}
 		if f.Label == lineage.LabelJob {
 			v.ID = s.ids.job(lineage.Job{Namespace: f.Namespace, Name: f.Name})
 		} else {
 			v.ID = s.ids.dataset(lineage.Dataset{Namespace: f.Namespace, Name: f.Name})
 		}
-		w.tab.AddVertex(bucket, v)
+		if w.refreshMs == 0 {
+			v.Props = lineage.MakeProps(f.Props...)
+			w.touch(bucket, s.prevFull)
+			w.tab.AddVertex(bucket, v)
+			continue
+		}
+		// Each property by its own content: another producer's facets
+		// of the same dataset may carry other keys.
+		s.fastProps, s.slowProps = s.fastProps[:0], s.slowProps[:0]
+		for _, p := range f.Props {
+			if w.propLane(bucket, v.ID, p) == bucket {
+				s.fastProps = append(s.fastProps, p)
+			} else {
+				s.slowProps = append(s.slowProps, p)
+			}
+		}
+		for _, l := range [2]struct {
+			b  int64
+			ps []lineage.Prop
+		}{{bucket, s.fastProps}, {w.refreshBucket(bucket), s.slowProps}} {
+			if len(l.ps) > 0 {
+				v.Props = lineage.MakeProps(l.ps...)
+				w.touch(l.b, s.prevFull)
+				w.tab.AddVertex(l.b, v)
+			}
+		}
 	}
 }

@@ -103,6 +103,8 @@ func readCols(rd *enc.Reader, ids *vertexIDs) []colRef {
 // and input field -[COLUMN_DERIVES]-> output field, stamped like the
 // emission's DERIVES. Each pair counts 3 edges against the emission's
 // budget (edges so far: used); a pair past it is left out and counted.
+// With the refresh lane, a FIELD_OF or COLUMN_DERIVES the shard saw
+// already goes to the refresh window, with its endpoint vertices.
 func (w *windowTable) emitCols(e *emission, cols []colRef, from, used int) (dropped int64) {
 	t := w.tab
 	for i := from; i < len(cols); i++ {
@@ -112,18 +114,37 @@ func (w *windowTable) emitCols(e *emission, cols []colRef, from, used int) (drop
 			continue
 		}
 		used += 3
-		for _, f := range [2]struct {
+		var fieldOf [2]int64 // the bucket of each field's FIELD_OF (and vertex)
+		for i, f := range [2]struct {
 			d       lineage.Dataset
 			f       string
 			fid, id string
 		}{{c.e.In, c.e.InField, c.inF, c.inDS}, {c.e.Out, c.e.OutField, c.outF, c.outDS}} {
+			b := w.edgeLane(e.bucket, lineage.EdgeFieldOf, f.fid, f.id)
+			fieldOf[i] = b
+			w.touch(b, e.pin)
 			fv := lineage.DatasetFieldVertex(f.d, f.f)
 			fv.ID = f.fid
-			t.AddVertex(e.bucket, fv)
-			t.AddVertex(e.bucket, lineage.Vertex{ID: f.id, Label: lineage.LabelDataset, Namespace: f.d.Namespace, Name: f.d.Name})
-			t.AddEdge(e.bucket, lineage.EdgeFieldOf, f.fid, f.id, e.first, e.last, e.runID)
+			t.AddVertex(b, fv)
+			t.AddVertex(b, lineage.Vertex{ID: f.id, Label: lineage.LabelDataset, Namespace: f.d.Namespace, Name: f.d.Name})
+			t.AddEdge(b, lineage.EdgeFieldOf, f.fid, f.id, e.first, e.last, e.runID)
 		}
-		t.AddEdge(e.bucket, lineage.EdgeColumnDerives, c.inF, c.outF, e.first, e.last, e.runID)
+		// Its endpoints must be in its window too (mergeE needs them in
+		// the batch): added unless their FIELD_OF put them there.
+		b := w.edgeLane(e.bucket, lineage.EdgeColumnDerives, c.inF, c.outF)
+		w.touch(b, e.pin)
+		for i, f := range [2]struct {
+			d   lineage.Dataset
+			f   string
+			fid string
+		}{{c.e.In, c.e.InField, c.inF}, {c.e.Out, c.e.OutField, c.outF}} {
+			if fieldOf[i] != b {
+				fv := lineage.DatasetFieldVertex(f.d, f.f)
+				fv.ID = f.fid
+				t.AddVertex(b, fv)
+			}
+		}
+		t.AddEdge(b, lineage.EdgeColumnDerives, c.inF, c.outF, e.first, e.last, e.runID)
 		w.spillIfFull()
 	}
 	return dropped

@@ -75,6 +75,13 @@ type PipelineConfig struct {
 	// COLUMN_DERIVES from columnLineage facets): it costs about as many
 	// graph writes as the dataset lineage on Spark-like workloads.
 	NoColumnLineage bool
+	// RefreshWindow turns on the refresh lane (refresh.go): records that
+	// only refresh a stamp (an unchanged facet property's eventTime, the
+	// lastSeen of a known FIELD_OF, ALIAS_OF, Job CHILD_OF or
+	// COLUMN_DERIVES edge) are collapsed over windows of this size instead
+	// of Window.Size. 0 (default): off. A whole multiple of Window.Size,
+	// greater than it.
+	RefreshWindow time.Duration
 	// RunTimeout: an open run with no event for this long (by record
 	// arrival time) expires without edges and is counted; committed and
 	// closed runs are forgotten after it too (default 1 h).
@@ -258,6 +265,11 @@ func (c PipelineConfig) Validate() error {
 	}
 	if c.RunTimeout < 0 || c.DedupTTL < 0 || c.BarrierInterval < 0 || c.SharedDedupTimeout < 0 {
 		return fmt.Errorf("%w: run timeout, dedup TTL, shared dedup timeout and barrier interval must be >= 0", ErrConfig)
+	}
+	if r := c.RefreshWindow; r != 0 {
+		if size := c.Window.Size; r < 0 || r <= size || r%size != 0 || size < 2*time.Millisecond {
+			return fmt.Errorf("%w: refresh window %v: must be 0 (off) or a whole multiple of the window size %v greater than it (e.g. %v)", ErrConfig, r, size, 6*size)
+		}
 	}
 	switch c.UnsafeBreak {
 	case "", UnsafeBreakEarlyCheckpoint:

@@ -36,6 +36,7 @@ type crashRun struct {
 	dieAt    int32
 	mem      *sink.Memory
 	runs     RunRecords // -runs of every incarnation ("" = all)
+	refresh  bool       // 1 s windows with a 3 s refresh lane
 	restarts int
 }
 
@@ -66,6 +67,9 @@ func (c *crashRun) run() {
 		cfg.Runs = c.runs
 		cfg.MaxOpenKeys = 30 + c.r.IntN(300)
 		cfg.OutboxCap = 1 + c.r.IntN(4)
+		if c.refresh {
+			cfg.Window.Size, cfg.RefreshWindow = time.Second, 3*time.Second
+		}
 		s, err := NewShard("shardId-000000000007", db, c.mem, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +176,7 @@ func TestCrashAtArbitraryPoints(t *testing.T) {
 					sort.Ints(kills)
 				}
 				c := &crashRun{t: t, st: st, r: r, kills: kills, mem: sink.NewMemory(), runs: runs,
-					sameDisk: func(i int) bool { return (p+i)%3 != 0 }}
+					sameDisk: func(i int) bool { return (p+i)%3 != 0 }, refresh: p%4 >= 2}
 				c.run()
 				if d := refmodelCompare(want, graphOf(c.mem)); d != "" {
 					t.Fatalf("after %d crash(es) at %v: graph differs:\n%s", c.restarts, kills, d)

@@ -10,7 +10,8 @@ import "github.com/lineageflow/lineageflow/lineage"
 // parent's own events fill in the rest). Both are stamped with the
 // eventTime and the (child) run id. They are structure, not lineage:
 // every valid RunEvent gives them, whatever its run's outcome. A parent
-// naming the event's own job (or run) gives no edge.
+// naming the event's own job (or run) gives no edge. With the refresh
+// lane, a Job CHILD_OF the shard saw already goes to the refresh window.
 func (s *Shard) parents(bucket int64) {
 	ev := &s.ev
 	p := ev.Parent
@@ -24,12 +25,16 @@ func (s *Shard) parents(bucket int64) {
 	}
 	t := ev.Time.UnixMilli()
 	w := s.windows
-	w.touch(bucket, s.prevFull)
+	if runEdge {
+		w.touch(bucket, s.prevFull)
+	}
 	if jobEdge {
 		child, parent := s.ids.job(ev.Job), s.ids.job(p.Job)
-		w.tab.AddVertex(bucket, lineage.Vertex{ID: child, Label: lineage.LabelJob, Namespace: ev.Job.Namespace, Name: ev.Job.Name})
-		w.tab.AddVertex(bucket, lineage.Vertex{ID: parent, Label: lineage.LabelJob, Namespace: p.Job.Namespace, Name: p.Job.Name})
-		w.tab.AddEdge(bucket, lineage.EdgeChildOf, child, parent, t, t, ev.RunID)
+		b := w.edgeLane(bucket, lineage.EdgeChildOf, child, parent)
+		w.touch(b, s.prevFull)
+		w.tab.AddVertex(b, lineage.Vertex{ID: child, Label: lineage.LabelJob, Namespace: ev.Job.Namespace, Name: ev.Job.Name})
+		w.tab.AddVertex(b, lineage.Vertex{ID: parent, Label: lineage.LabelJob, Namespace: p.Job.Namespace, Name: p.Job.Name})
+		w.tab.AddEdge(b, lineage.EdgeChildOf, child, parent, t, t, ev.RunID)
 	}
 	if runEdge {
 		// The child's Run vertex is in the window already (runVertex).

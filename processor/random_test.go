@@ -39,6 +39,12 @@ func TestRandomizedAgainstReference(t *testing.T) {
 			if seed%3 == 0 {
 				cfg.TimeSource = TimeEvent
 			}
+			if seed%2 == 0 {
+				// 1 s windows and a refresh lane of 2-6 of them: stamp
+				// refreshes in windows of their own, the same graph.
+				cfg.Window.Size = time.Second
+				cfg.RefreshWindow = time.Duration(2+seed%5) * time.Second
+			}
 			db := openMem(t, vfs.NewMem())
 			defer db.Close()
 			mem := sink.NewMemory()
@@ -92,6 +98,9 @@ func TestRandomizedAgainstReference(t *testing.T) {
 			}
 			if len(want.Edges) == 0 {
 				t.Errorf("reference has no edges: the test proves nothing")
+			}
+			if cfg.RefreshWindow > 0 && stats.RefreshLane.Load() == 0 {
+				t.Errorf("the refresh lane took no record: the seed proves nothing about it")
 			}
 		})
 	}

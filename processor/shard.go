@@ -47,8 +47,11 @@ type Shard struct {
 	ev  lineage.Event
 	// colBuf is the current event's column lineage (eventCols).
 	colBuf []lineage.FieldEdge
-	wm     *window.Watermark
-	ids    *vertexIDs
+	// fastProps, slowProps: scratch of facetProps (a facet's properties
+	// by lane).
+	fastProps, slowProps []lineage.Prop
+	wm                   *window.Watermark
+	ids                  *vertexIDs
 
 	// What holds the checkpoint back, and the state behind each pin.
 	pins    *checkpoint.Pins
@@ -120,6 +123,10 @@ func NewShard(id string, db *pebble.DB, w Writer, cfg PipelineConfig) (*Shard, e
 		dedup:   newDedupSet(id, db, cfg.Stats, log, cfg.DedupMaxBytes),
 	}
 	s.windows.maxKeys, s.windows.maxEdges, s.windows.spill, s.windows.st = cfg.MaxOpenKeys, cfg.MaxEmissionEdges, s.spillTable, cfg.Stats
+	s.windows.sizeMs, s.windows.latenessMs = cfg.Window.Size.Milliseconds(), cfg.Window.Lateness.Milliseconds()
+	if cfg.RefreshWindow > 0 {
+		s.windows.refreshMs, s.windows.seen = cfg.RefreshWindow.Milliseconds(), map[uint64]uint64{}
+	}
 	s.runs.maxDatasets, s.runs.maxRuns = cfg.MaxRunDatasets, cfg.MaxRuns
 	s.drain = newDrainer(s, w)
 	return s, nil

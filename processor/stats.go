@@ -34,6 +34,9 @@ type Stats struct {
 	// edges among EdgesEmitted and VerticesEmitted.
 	RunRecordsEmitted atomic.Int64
 	RunsExpired       atomic.Int64 // open runs dropped after the run timeout
+	// RefreshLane counts the records sent to a refresh window (refresh.go):
+	// stamp refreshes collapsed over PipelineConfig.RefreshWindow.
+	RefreshLane atomic.Int64
 	// Budget counts what the budgets did (budget.go).
 	Budget BudgetStats
 	// Shard split/merge (handoff.go): runs written to the handoff at shard
@@ -155,7 +158,7 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"records": s.Records.Load(), "skipped": s.Skipped.Load(), "events": s.Events.Load(),
 		"duplicates": s.Duplicates.Load(), "dedup_lookups": s.DedupLookups.Load(), "late": s.Late.Load(), "windows_sealed": s.WindowsSealed.Load(),
 		"edges_emitted": s.EdgesEmitted.Load(), "vertices_emitted": s.VerticesEmitted.Load(),
-		"runs_expired": s.RunsExpired.Load(), "barriers": s.Barriers.Load(),
+		"runs_expired": s.RunsExpired.Load(), "refresh_lane": s.RefreshLane.Load(), "barriers": s.Barriers.Load(),
 		"runs_handed_off": s.RunsHandedOff.Load(), "runs_handed_in": s.RunsHandedIn.Load(),
 		"handoff_runs_expired": s.HandoffRunsExpired.Load(), "handoffs_missing": s.HandoffsMissing.Load(),
 		"handoffs_waiting": s.HandoffsWaiting.Load(), "handoff_read_failures": s.HandoffReadFails.Load(),

@@ -30,6 +30,11 @@ type windowTable struct {
 	spill             func()
 	st                *Stats
 
+	// Window geometry (ms) and the refresh lane (refresh.go; refreshMs 0:
+	// off), with the shard's memory of the content it saw per element.
+	sizeMs, latenessMs, refreshMs int64
+	seen                          map[uint64]uint64
+
 	buckets map[int64]*bucketState // open window buckets (in memory or in Pebble)
 	groups  []sealGroup            // sealed windows whose outbox entries are not all acked
 
@@ -153,8 +158,9 @@ func (w *windowTable) full(max int) bool { return w.tab.Len() >= max }
 
 // sealDue reports whether the watermark has passed an open window.
 func (w *windowTable) sealDue(wm *window.Watermark) bool {
+	ms, set := wm.Value()
 	for b := range w.buckets {
-		if wm.Sealed(b) {
+		if w.sealedAt(ms, set, b) {
 			return true
 		}
 	}
@@ -165,8 +171,9 @@ func (w *windowTable) sealDue(wm *window.Watermark) bool {
 // watermark has passed, or all of them if all.
 func (w *windowTable) sealable(all bool, wm *window.Watermark) sealSet {
 	var sealing sealSet
+	ms, set := wm.Value()
 	for b := range w.buckets {
-		if all || wm.Sealed(b) {
+		if all || w.sealedAt(ms, set, b) {
 			sealing = append(sealing, b)
 		}
 	}

@@ -2,6 +2,8 @@ package sink
 
 import (
 	"container/list"
+	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -10,12 +12,17 @@ import (
 )
 
 // vertexCache remembers the ids of vertices the graph acknowledged, with
-// a hash of the properties acknowledged with them, so later batches need
-// not send their mergeV again when they carry the same properties (a
-// vertex whose facets did not change is not rewritten). It is an LRU bounded to
-// size ids. Only acknowledged writes are added; an edge that finds an
-// endpoint missing removes the batch's ids (see [Neptune.WriteBatch]).
-// Safe for concurrent use.
+// the stamp and a hash of the value of each property acknowledged with
+// them, so later batches need not send a mergeV that cannot change the
+// graph: a vertex already there whose every property the graph holds with
+// a newer stamp, or the same stamp and value (a vertex whose facets did not
+// change is not rewritten; a bare vertex, an edge's endpoint, is never
+// rewritten once written). Every property merge keeps the greater (stamp,
+// value) ([lineage.Prop]), so what the graph acknowledged only grows and a
+// write it covers is a no-op, whichever writer made it. It is an LRU
+// bounded to size ids. Only acknowledged writes are added; an edge that
+// finds an endpoint missing removes the batch's ids (see
+// [Neptune.WriteBatch]). Safe for concurrent use.
 type vertexCache struct {
 	size int
 	mu   struct {
@@ -34,24 +41,73 @@ func newVertexCache(size int) *vertexCache {
 
 type cacheEntry struct {
 	id    string
-	props uint64 // xxhash of the acknowledged lineage.Props (0: none)
+	props []ackedProp // sorted by key
 }
 
-func propsHash(p lineage.Props) uint64 {
-	if p == "" {
-		return 0
+// ackedProp is what the graph acknowledged of one property: at least this
+// stamp, and, if known, exactly this value at it.
+type ackedProp struct {
+	key   string
+	stamp int64
+	hash  uint64 // xxhash of the value
+	known bool   // false: two values were acknowledged at stamp (the graph holds the greater)
+}
+
+// valueHash hashes a property's value (not its stamp or key).
+func valueHash(p lineage.Prop) uint64 {
+	if p.IsNum {
+		return xxhash.Sum64String("n" + strconv.FormatInt(p.Num, 10))
 	}
-	return xxhash.Sum64String(string(p))
+	return xxhash.Sum64String("s" + p.Str)
 }
 
-// contains reports whether vertex id was acknowledged with properties p.
+func (e *cacheEntry) find(key string) int {
+	return sort.Search(len(e.props), func(i int) bool { return e.props[i].key >= key })
+}
+
+// covers reports whether writing p can change nothing the entry says the
+// graph holds.
+func (e *cacheEntry) covers(p lineage.Props) bool {
+	for _, x := range p.List() {
+		i := e.find(x.Key)
+		if i == len(e.props) || e.props[i].key != x.Key {
+			return false
+		}
+		a := e.props[i]
+		if a.stamp < x.Stamp || a.stamp == x.Stamp && (!a.known || a.hash != valueHash(x)) {
+			return false
+		}
+	}
+	return true
+}
+
+// merge folds acknowledged properties p into the entry.
+func (e *cacheEntry) merge(p lineage.Props) {
+	for _, x := range p.List() {
+		h := valueHash(x)
+		i := e.find(x.Key)
+		switch {
+		case i == len(e.props) || e.props[i].key != x.Key:
+			e.props = append(e.props, ackedProp{})
+			copy(e.props[i+1:], e.props[i:])
+			e.props[i] = ackedProp{key: x.Key, stamp: x.Stamp, hash: h, known: true}
+		case e.props[i].stamp < x.Stamp:
+			e.props[i] = ackedProp{key: x.Key, stamp: x.Stamp, hash: h, known: true}
+		case e.props[i].stamp == x.Stamp && e.props[i].hash != h:
+			e.props[i].known = false
+		}
+	}
+}
+
+// contains reports whether vertex id was acknowledged with properties
+// that cover p (writing p again would change nothing).
 func (c *vertexCache) contains(id string, p lineage.Props) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.mu.ids[id]
 	if ok {
 		c.mu.order.MoveToFront(e)
-		return e.Value.(*cacheEntry).props == propsHash(p)
+		return e.Value.(*cacheEntry).covers(p)
 	}
 	return false
 }
@@ -62,10 +118,12 @@ func (c *vertexCache) add(id string, p lineage.Props) {
 	defer c.mu.Unlock()
 	if e, ok := c.mu.ids[id]; ok {
 		c.mu.order.MoveToFront(e)
-		e.Value.(*cacheEntry).props = propsHash(p)
+		e.Value.(*cacheEntry).merge(p)
 		return
 	}
-	c.mu.ids[id] = c.mu.order.PushFront(&cacheEntry{id: id, props: propsHash(p)})
+	ce := &cacheEntry{id: id}
+	ce.merge(p)
+	c.mu.ids[id] = c.mu.order.PushFront(ce)
 	if c.mu.order.Len() > c.size {
 		old := c.mu.order.Back()
 		c.mu.order.Remove(old)

@@ -317,3 +317,64 @@ func TestRealVertexProps(t *testing.T) {
 		}
 	})
 }
+
+// TestRealVertexCacheFacets: with the vertex cache on, facet properties
+// delivered in random orders (repeats, older stamps, a changed value, the
+// same value with a newer stamp, bare endpoint vertices) end as the
+// reference fold: the cache leaves out only writes that change nothing,
+// never a changed facet. Some deliveries must be left out for the test to
+// mean anything.
+func TestRealVertexCacheFacets(t *testing.T) {
+	ep := testenv.Gremlin(t)
+	checkNoLeaks(t)
+	forShapes(t, func(t *testing.T, shape string) {
+		n := realSink(t, ep, func(c *Config) { c.TraversalShape = shape })
+		schema := func(v string, ts int64) lineage.Prop { return lineage.StrLWW(lineage.PropSchema, v, ts) }
+		src := func(v string, ts int64) lineage.Prop { return lineage.StrLWW(lineage.PropDataSource, v, ts) }
+		deliveries := []lineage.Props{
+			lineage.MakeProps(schema("A", 10), src("s3://b", 10)),
+			lineage.MakeProps(schema("A", 10), src("s3://b", 10)), // repeat: left out
+			"",                                   // bare endpoint: left out once the vertex is known
+			lineage.MakeProps(schema("A", 20)),   // same value, newer stamp: the graph's _ts moves
+			lineage.MakeProps(schema("B", 30)),   // changed facet
+			lineage.MakeProps(schema("A", 25)),   // older than B: changes nothing
+			lineage.MakeProps(src("s3://a", 10)), // tie with s3://b: the greater wins
+			lineage.MakeProps(schema("C", 30), src("s3://c", 40)),
+		}
+		var want lineage.Props
+		for _, d := range deliveries {
+			want = want.Merge(d)
+		}
+		if p, _ := want.Get(lineage.PropSchema); p.Str != "C" || p.Stamp != 30 {
+			t.Fatalf("reference fold: schema %+v", p)
+		}
+		r := rand.New(rand.NewPCG(5, 6))
+		perm := make([]int, len(deliveries))
+		for i := range perm {
+			perm[i] = i
+		}
+		hits0 := n.Stats().CacheHits
+		for round := 0; round < 6; round++ {
+			ds := lineage.DatasetVertex(lineage.Dataset{Namespace: fmt.Sprintf("%sp%d/", testNS(t), round), Name: "a"})
+			if round > 0 {
+				r.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+			}
+			var sofar lineage.Props
+			for _, i := range perm {
+				d := ds
+				d.Props = deliveries[i]
+				writeAll(t, n, []Batch{{Key: "k", Vertices: []lineage.Vertex{d}}}, 0)
+				// After each delivery the graph is the fold so far (a
+				// first delivery that is bare creates the bare vertex).
+				sofar = sofar.Merge(deliveries[i])
+				checkProps(t, readProps(t, ep, ds.ID), sofar, PropNamespace, PropName)
+			}
+			if sofar != want {
+				t.Fatal("fold differs")
+			}
+		}
+		if n.Stats().CacheHits == hits0 {
+			t.Fatal("no delivery left out by the cache: the test means nothing")
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -85,10 +86,20 @@ func putOne(ctx context.Context, t *testing.T, h *harness.Harness, key string, d
 // events. The file sink's graph equals the reference model exactly (no
 // ghost edge, no missing one, same properties), and the KCL checkpoint in
 // the lease table reaches the last record once every run is closed.
-func TestKCLSingleWorker(t *testing.T) {
+func TestKCLSingleWorker(t *testing.T) { kclSingleWorker(t, "kcl1") }
+
+// TestKCLSingleWorkerRefreshLane is TestKCLSingleWorker with the refresh
+// lane on (5 s windows, 20 s refresh windows): stamp refreshes sealed in
+// windows of their own, the checkpoint held by them until they are
+// acknowledged, and the same exact graph, before and after a restart.
+func TestKCLSingleWorkerRefreshLane(t *testing.T) {
+	kclSingleWorker(t, "kcl1r", "-window", "5s", "-refresh-window", "20s")
+}
+
+func kclSingleWorker(t *testing.T, name string, args ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	h := harness.ForTest(t, "kcl1")
+	h := harness.ForTest(t, name)
 	events := envInt(t, "LINEAGEFLOW_KCL_EVENTS_1", 4000)
 	recs, data := harness.Generated(gen.Generate(gen.Config{Seed: 11, Events: events}))
 	// A DatasetEvent put after everything else (and after the run
@@ -104,7 +115,7 @@ func TestKCLSingleWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	const runTimeout = 3 * time.Second
-	w, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", Args: []string{"-run-timeout", runTimeout.String()}})
+	w, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", Args: append([]string{"-run-timeout", runTimeout.String()}, args...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +162,9 @@ func TestKCLSingleWorker(t *testing.T) {
 	}
 	if !h.LogContains("w1", "worker stopped cleanly") {
 		t.Error("no clean-stop line in the worker log")
+	}
+	if slices.Contains(args, "-refresh-window") && w.Stats()["refresh_lane"] == 0 {
+		t.Error("the refresh lane took no record: the test means nothing")
 	}
 	ls, err := h.Leases(ctx)
 	if err != nil {

@@ -34,7 +34,8 @@ func runReplay(ctx context.Context, args []string) error {
 	genCfg := genFlags(fs, "gen-")
 	fs.Usage = cli.Usage(fs, "lineageflow replay [flags] [file.ndjson ...]",
 		"Creates the stream if missing and puts records at a target rate, with partition keys like\n"+
-			"the OpenLineage Kinesis transport (run:<namespace>/<name> of the root job), optionally\n"+
+			"the OpenLineage Kinesis transport (run:<namespace>/<name> of the parent run facet's root job,\n"+
+			"else its job, else the event's job; job:, dataset:), optionally\n"+
 			"KPL-aggregated. Ends with a summary: records, bytes, retries, throttles.")
 	if err := cli.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

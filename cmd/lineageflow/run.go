@@ -45,6 +45,7 @@ func runWorker(ctx context.Context, args []string) error {
 		policy      = fs.String("policy", string(processor.PolicyStrict), "commit policy: strict (COMPLETE first) or any")
 		runs        = fs.String("runs", string(processor.RunsFailed), "run history: failed (a Run vertex with RUN_OF/READ/WROTE for each run that fails), all (for every run: at least one graph write per run) or none (lineage only)")
 		columns     = fs.Bool("column-lineage", true, "column lineage: DatasetField vertices, FIELD_OF and COLUMN_DERIVES from columnLineage facets (about as many graph writes as dataset lineage on Spark-like workloads; false: none)")
+		refreshWin  = fs.Duration("refresh-window", 0, "refresh lane: stamp-only refreshes (an unchanged facet property's eventTime, the lastSeen of a known FIELD_OF, ALIAS_OF, Job CHILD_OF or COLUMN_DERIVES edge) are collapsed over windows of this size, a whole multiple of -window (e.g. 1m); new or changed content still goes in the next window. Fewer graph writes; a crash replays up to this much more. 0: off")
 		runTimeout  = fs.Duration("run-timeout", processor.DefaultRunTimeout, "open runs expire after this long without events (arrival time)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
 		maxRecBytes = fs.Int("max-record-bytes", lineage.DefaultMaxBytes, "largest record decoded, in bytes (1024..1048576); larger ones are dead letters (oversized). Default: the Kinesis record limit, 1 MiB")
@@ -111,7 +112,8 @@ func runWorker(ctx context.Context, args []string) error {
 		Pipeline: processor.PipelineConfig{
 			Window:     window.Config{Size: *windowSize, Lateness: *lateness},
 			TimeSource: processor.TimeSource(*timeSource), Policy: processor.Policy(*policy), Runs: processor.RunRecords(*runs), NoColumnLineage: !*columns,
-			RunTimeout: *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
+			RefreshWindow: *refreshWin,
+			RunTimeout:    *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
 			MaxRecordBytes: *maxRecBytes, MaxEventDatasets: *maxEvDS, MaxRunDatasets: *maxRunDS,
 			MaxEmissionEdges: *maxEmEdges, MaxDeadLettersPerBarrier: *maxDLBar, MaxRuns: *maxRuns,
 			DeadLetterRetention: *dlRetention, DeadLetterMaxBytes: *dlMaxBytes, DedupMaxBytes: *dedupMax, ParkAfter: *parkAfter,

@@ -177,6 +177,7 @@ var (
 	descEdges      = desc("lineage_edges_emitted_total", "Collapsed edges written to outbox entries.")
 	descVertices   = desc("lineage_vertices_emitted_total", "Vertices written to outbox entries.")
 	descRunsExp    = desc("lineage_runs_expired_total", "Open runs dropped after the run timeout without a terminal event.")
+	descRefresh    = desc("lineage_refresh_lane_records_total", "Records sent to a refresh window (-refresh-window): stamp-only refreshes collapsed over the longer window.")
 	descBudget     = desc("lineage_budget_total", "What the processor's budgets did, by budget (processor.BudgetStats): events refused, datasets and edges left out, spills and barriers forced, dead letters deleted, runs evicted.", "budget")
 	descCkpt       = desc("lineage_checkpoints_total", "KCL checkpoints written.")
 	descHandedOff  = desc("lineage_runs_handed_off_total", "Runs a parent shard handed to its children at shard end (split or merge).")
@@ -223,7 +224,7 @@ type collector struct{ e *Exporter }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecords, descSkipped, descEvents, descDuplicates, descInvalid, descLenient,
-		descLate, descSealed, descEdges, descVertices, descRunsExp, descBudget, descLeasesLost, descCkpt, descSinkErrs, descOutboxAck,
+		descLate, descSealed, descEdges, descVertices, descRunsExp, descRefresh, descBudget, descLeasesLost, descCkpt, descSinkErrs, descOutboxAck,
 		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis, descHOWait, descHOFail,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
 		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache, descSinkMerged,
@@ -301,6 +302,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descEdges, float64(st.EdgesEmitted.Load()))
 	counter(descVertices, float64(st.VerticesEmitted.Load()))
 	counter(descRunsExp, float64(st.RunsExpired.Load()))
+	counter(descRefresh, float64(st.RefreshLane.Load()))
 	for name, n := range st.Budget.Map() {
 		counter(descBudget, float64(n), name)
 	}
