@@ -36,6 +36,10 @@ type crashRun struct {
 	dieAt    int32
 	mem      *sink.Memory
 	runs     RunRecords // -runs of every incarnation ("" = all)
+	// store, if set, is every incarnation's run store; maxRuns (0: the
+	// default) their MaxRuns.
+	store    RunStore
+	maxRuns  int
 	restarts int
 }
 
@@ -64,6 +68,7 @@ func (c *crashRun) run() {
 		db := openMem(t, fs)
 		cfg := testConfig(t, clk, &Stats{})
 		cfg.Runs = c.runs
+		cfg.RunStore, cfg.MaxRuns = c.store, c.maxRuns
 		cfg.MaxOpenKeys = 30 + c.r.IntN(300)
 		cfg.OutboxCap = 1 + c.r.IntN(4)
 		s, err := NewShard("shardId-000000000007", db, c.mem, cfg)

@@ -44,6 +44,18 @@ type Stats struct {
 	RunsHandedIn       atomic.Int64
 	HandoffRunsExpired atomic.Int64
 	HandoffsMissing    atomic.Int64 // parents whose handoff was not found
+	// Run store (runstore.go): runs asked for and found, items written,
+	// the calls and their total time, reads of one run outside the
+	// batch prefetch, and stored runs that could not be decoded.
+	RunStoreReads       atomic.Int64
+	RunStoreHits        atomic.Int64
+	RunStoreWrites      atomic.Int64
+	RunStoreReadCalls   atomic.Int64
+	RunStoreReadNanos   atomic.Int64
+	RunStoreWriteCalls  atomic.Int64
+	RunStoreWriteNanos  atomic.Int64
+	RunStoreSingleReads atomic.Int64
+	RunStoreCorrupt     atomic.Int64
 	Barriers           atomic.Int64
 	BarrierNanos       atomic.Int64 // total time spent in barriers
 	BarrierMaxNanos    atomic.Int64
@@ -135,6 +147,19 @@ func (s *Stats) SharedDedupDegraded() bool { return s.sharedDegraded.Load() }
 func (s *Stats) observeSharedClaim(d time.Duration) {
 	s.SharedDedupCalls.Add(1)
 	s.SharedDedupNanos.Add(int64(d))
+}
+
+func (s *Stats) observeRunStoreRead(asked, found int, d time.Duration) {
+	s.RunStoreReadCalls.Add(1)
+	s.RunStoreReadNanos.Add(int64(d))
+	s.RunStoreReads.Add(int64(asked))
+	s.RunStoreHits.Add(int64(found))
+}
+
+func (s *Stats) observeRunStoreWrite(items int, d time.Duration) {
+	s.RunStoreWriteCalls.Add(1)
+	s.RunStoreWriteNanos.Add(int64(d))
+	s.RunStoreWrites.Add(int64(items))
 }
 
 func (s *Stats) observeBarrier(d time.Duration) {
