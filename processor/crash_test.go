@@ -33,9 +33,9 @@ type crashRun struct {
 	// file-system write operation (errorfs): the disk keeps exactly what
 	// was synced before that operation, and nothing the process did after
 	// it counts (no KCL checkpoint).
-	dieAt    int32
-	mem      *sink.Memory
-	runs     RunRecords // -runs of every incarnation ("" = all)
+	dieAt int32
+	mem   *sink.Memory
+	runs  RunRecords // -runs of every incarnation ("" = all)
 	// store, if set, is every incarnation's run store; maxRuns (0: the
 	// default) their MaxRuns.
 	store    RunStore

@@ -210,7 +210,7 @@ func (s *Shard) saveRuns(ctx context.Context) error {
 			v = s.cutRun(r)
 		}
 		it := RunItem{ID: r.id, Shard: s.id, Value: v, Status: r.status.String(),
-			Job: r.job.Namespace + "/" + r.job.Name,
+			Job:     r.job.Namespace + "/" + r.job.Name,
 			Expires: time.UnixMilli(r.lastArrival).Add(retain)}
 		if i, ok := idx[r.id]; ok {
 			items[i] = it

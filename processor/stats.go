@@ -56,15 +56,15 @@ type Stats struct {
 	RunStoreWriteNanos  atomic.Int64
 	RunStoreSingleReads atomic.Int64
 	RunStoreCorrupt     atomic.Int64
-	Barriers           atomic.Int64
-	BarrierNanos       atomic.Int64 // total time spent in barriers
-	BarrierMaxNanos    atomic.Int64
-	OutboxWritten      atomic.Int64
-	OutboxAcked        atomic.Int64
-	SinkErrors         atomic.Int64 // failed WriteBatch calls (each retried)
-	BatchesParked      atomic.Int64 // outbox entries refused permanently ParkAfter times, parked (drain.go)
-	Checkpoints        atomic.Int64 // KCL checkpoints written
-	LeasesLost         atomic.Int64 // leases found taken by another worker (lease guard or watcher)
+	Barriers            atomic.Int64
+	BarrierNanos        atomic.Int64 // total time spent in barriers
+	BarrierMaxNanos     atomic.Int64
+	OutboxWritten       atomic.Int64
+	OutboxAcked         atomic.Int64
+	SinkErrors          atomic.Int64 // failed WriteBatch calls (each retried)
+	BatchesParked       atomic.Int64 // outbox entries refused permanently ParkAfter times, parked (drain.go)
+	Checkpoints         atomic.Int64 // KCL checkpoints written
+	LeasesLost          atomic.Int64 // leases found taken by another worker (lease guard or watcher)
 
 	// HandoffsWaiting: child shards waiting right now for a parent's
 	// handoff (or their parents' list) that cannot be read; they process
