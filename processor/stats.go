@@ -189,7 +189,7 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"invalid": s.InvalidTotal(), "batches_parked": s.BatchesParked.Load(), "leases_lost": s.LeasesLost.Load(),
 		"shared_dedup_claims": s.SharedDedupClaims.Load(), "shared_dedup_duplicates": s.SharedDedupDuplicates.Load(),
 		"shared_dedup_fallbacks": s.SharedDedupFallbacks.Load(),
-		"run_store_reads": s.RunStoreReads.Load(), "run_store_hits": s.RunStoreHits.Load(),
+		"run_store_reads":        s.RunStoreReads.Load(), "run_store_hits": s.RunStoreHits.Load(),
 		"run_store_writes": s.RunStoreWrites.Load(), "run_store_read_calls": s.RunStoreReadCalls.Load(),
 		"run_store_write_calls": s.RunStoreWriteCalls.Load(), "run_store_single_reads": s.RunStoreSingleReads.Load(),
 		"run_store_corrupt": s.RunStoreCorrupt.Load(),
