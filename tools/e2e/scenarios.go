@@ -29,10 +29,10 @@ type scenario struct {
 	// runStore: workers run with -run-store dynamodb (the shared run
 	// store on dynalite, table <app>-runs).
 	runStore bool
-	gen     func(c gen.Config) gen.Config
-	fault   func(ctx context.Context, s *state) error
-	check   func(ctx context.Context, s *state) error // extra assertions after the graph is complete
-	live    func(ctx context.Context, s *state) error // assertions on the running workers, graph complete
+	gen      func(c gen.Config) gen.Config
+	fault    func(ctx context.Context, s *state) error
+	check    func(ctx context.Context, s *state) error // extra assertions after the graph is complete
+	live     func(ctx context.Context, s *state) error // assertions on the running workers, graph complete
 }
 
 var scenarios = []scenario{
