@@ -226,15 +226,23 @@ func dedupCheck(_ context.Context, s *state) error {
 // (runScenario).
 const replaySeconds = 20
 
-// moveFault kills the only worker once edges flow (SIGKILL: no flush, no
-// checkpoint), deletes its data directory and starts a replacement with
-// another id on an empty disk: every shard moves to a worker without its
-// local state, as when a pod is rescheduled on a fresh volume.
+// moveFault kills the only worker (SIGKILL: no flush, no checkpoint) once
+// it has processed three quarters of the stream (edges flowing, runs of
+// every age open, the replay still going), deletes its data directory and
+// starts a replacement with another id on an empty disk: every shard moves
+// to a worker without its local state, as when a pod is rescheduled on a
+// fresh volume.
 func moveFault(ctx context.Context, s *state) error {
 	if err := s.waitAcked(ctx); err != nil {
 		return err
 	}
 	victim := s.procs[0]
+	err := s.h.WaitFor(ctx, 2*time.Minute, "the worker to process 3/4 of the stream", func() (bool, error) {
+		return victim.Stats()["records"] >= int64(s.records)*3/4, nil
+	})
+	if err != nil {
+		return err
+	}
 	s.h.Logf("SIGKILL %s, then delete %s", victim.Spec.ID, victim.DataDir)
 	if err := victim.Kill(); err != nil {
 		return err
