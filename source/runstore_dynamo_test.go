@@ -143,3 +143,26 @@ func TestDynamoRunStoreGivesUp(t *testing.T) {
 		t.Errorf("missing table: errors took %v", d)
 	}
 }
+
+// TestRunStoreRetentionDefault: -run-timeout is a retention of days with a
+// run store, the old hour without; an explicit value is kept.
+func TestRunStoreRetentionDefault(t *testing.T) {
+	for _, tt := range []struct {
+		table string
+		given time.Duration
+		want  time.Duration
+	}{
+		{"", 0, processor.DefaultRunTimeout},
+		{"app-runs", 0, processor.DefaultStoreRunTimeout},
+		{"app-runs", 240 * time.Hour, 240 * time.Hour},
+		{"", 2 * time.Hour, 2 * time.Hour},
+	} {
+		c := Config{RunStoreTable: tt.table, Pipeline: processor.PipelineConfig{RunTimeout: tt.given}}.WithDefaults()
+		if c.Pipeline.RunTimeout != tt.want {
+			t.Errorf("table %q, -run-timeout %v: retention %v, want %v", tt.table, tt.given, c.Pipeline.RunTimeout, tt.want)
+		}
+	}
+	if got := (processor.PipelineConfig{RunStore: &DynamoRunStore{}}).WithDefaults().RunTimeout; got != processor.DefaultStoreRunTimeout {
+		t.Errorf("processor default with a store: %v", got)
+	}
+}

@@ -108,7 +108,7 @@ func runWorker(ctx context.Context, args []string) error {
 	}
 	storeTable, err := runStoreTable(*runStore, *runStoreTab, *app)
 	if err != nil {
-		return err
+		return &exitError{2, err}
 	}
 	cfg := source.Config{
 		Stream: *stream, AppName: *app, WorkerID: *workerID, DataDir: *dataDir, Sink: w,
