@@ -12,6 +12,7 @@ import (
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/window"
 )
 
 // sizingStore wraps a RunStore and measures what goes through it.
@@ -194,4 +195,68 @@ func BenchmarkDynamoRunStoreFirstEvent(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(100*b.N), "µs/run-update")
 	})
+}
+
+// BenchmarkRunStoreBarrier: the wall time of one barrier after a second of
+// a shard's records (1,000 generated events) with no run store, an
+// in-memory one and DynamoDB on dynalite: what the store adds to the
+// barrier (its write comes before the Pebble commit). Each op processes
+// the next 1,000 records (not timed, no barrier inside: the barrier
+// interval is longer than the stream), then times Barrier.
+//
+//	go test ./source/ -run '^$' -bench BenchmarkRunStoreBarrier -benchtime 20x
+func BenchmarkRunStoreBarrier(b *testing.B) {
+	ctx := context.Background()
+	recs := benchRecords(30000)
+	for _, kind := range []string{"none", "memory", "dynalite"} {
+		b.Run("store="+kind, func(b *testing.B) {
+			if b.N*1000 > len(recs) {
+				b.Fatalf("at most %dx", len(recs)/1000)
+			}
+			st := &processor.Stats{}
+			db, err := processor.OpenDB(b.TempDir(), checkpoint.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			now := recs[0].Arrival
+			cfg := processor.PipelineConfig{Stats: st, BarrierInterval: 1000 * time.Hour, Clock: func() time.Time { return now },
+				MaxOpenKeys: 1 << 22, Window: window.Config{Size: time.Hour}}
+			switch kind {
+			case "memory":
+				cfg.RunStore = &mapRunStore{m: map[string][]byte{}}
+			case "dynalite":
+				cfg.RunStore = newDynamoRunStore(b, ctx, "bench")
+			}
+			s, err := processor.NewShard("shardId-000000000001", db, discardWriter{}, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Start(ctx, ""); err != nil {
+				b.Fatal(err)
+			}
+			var barrier time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				batch := recs[i*1000 : (i+1)*1000]
+				now = batch[len(batch)-1].Arrival
+				if err := s.Process(ctx, batch, false); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				t0 := time.Now()
+				if err := s.Barrier(ctx); err != nil {
+					b.Fatal(err)
+				}
+				barrier += time.Since(t0)
+			}
+			b.ReportMetric(float64(barrier.Microseconds())/1e3/float64(b.N), "barrier-ms")
+			if w := st.RunStoreWrites.Load(); w > 0 {
+				b.ReportMetric(float64(w)/float64(b.N), "runs-written/barrier")
+				b.ReportMetric(float64(st.RunStoreWriteNanos.Load())/float64(w)/1e3, "µs/run-update")
+			}
+		})
+	}
 }
