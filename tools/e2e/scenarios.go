@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -228,8 +227,8 @@ const replaySeconds = 20
 
 // moveFault kills the only worker (SIGKILL: no flush, no checkpoint) once
 // it has processed three quarters of the stream (edges flowing, runs of
-// every age open, the replay still going), deletes its data directory and
-// starts a replacement with another id on an empty disk: every shard moves
+// every age open, the replay still going) and starts a replacement with
+// another id on an empty disk: every shard moves
 // to a worker without its local state, as when a pod is rescheduled on a
 // fresh volume.
 func moveFault(ctx context.Context, s *state) error {
@@ -243,13 +242,14 @@ func moveFault(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
-	s.h.Logf("SIGKILL %s, then delete %s", victim.Spec.ID, victim.DataDir)
+	s.h.Logf("SIGKILL %s; w2 starts on an empty data directory", victim.Spec.ID)
 	if err := victim.Kill(); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(victim.DataDir); err != nil {
-		return err
-	}
+	// The victim's directory is never used again (w2 has its own, empty):
+	// it stays only so that the matrix can count the dead letters it holds
+	// (dead letters live on the worker's disk: a lost volume loses those
+	// recorded before the checkpoint, with or without the run store).
 	p, err := s.h.StartWorker(ctx, s.spec("w2"))
 	if err != nil {
 		return err
