@@ -261,7 +261,33 @@ func moveFault(ctx context.Context, s *state) error {
 		return err
 	}
 	s.procs = append(s.procs, p)
-	return s.waitOwners(ctx, 1)
+	// w2 takes the shards once the victim's leases expire; then it reads
+	// what it must replay: done when its record count has not moved for
+	// 3 s (stats every 100 ms), so that moveCheck counts all of it.
+	err = s.h.WaitFor(ctx, 90*time.Second, "w2 to hold every lease", func() (bool, error) {
+		ls, err := s.h.Leases(ctx)
+		if err != nil {
+			return false, nil
+		}
+		open := 0
+		for _, l := range ls {
+			if l.Checkpoint != "SHARD_END" {
+				open++
+			}
+		}
+		return len(harness.Owners(ls, time.Now())["w2"]) == open, nil
+	})
+	if err != nil {
+		return err
+	}
+	last, since := int64(-1), time.Now()
+	return s.h.WaitFor(ctx, 3*time.Minute, "w2 to finish its replay (records steady for 3 s)", func() (bool, error) {
+		n := p.Stats()["records"]
+		if n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) >= 3*time.Second, nil
+	})
 }
 
 // moveCheck reports the records read twice: read by both workers (the
