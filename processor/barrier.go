@@ -25,6 +25,14 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 	if err := s.awaitOutboxSpace(ctx, sealing); err != nil {
 		return err
 	}
+	s.runs.expire(s.maxArrival, s.cfg.RunTimeout.Milliseconds())
+	if s.cfg.RunStore != nil {
+		// Before the commit that moves the durable position (and so
+		// the KCL checkpoint) past the records these updates fold.
+		if err := s.saveRuns(ctx); err != nil {
+			return s.fail(err)
+		}
+	}
 
 	batch := s.db.NewBatch()
 	defer func() { _ = batch.Close() }()
@@ -34,7 +42,6 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 	if err != nil {
 		return s.fail(err)
 	}
-	s.runs.expire(s.maxArrival, s.cfg.RunTimeout.Milliseconds())
 	s.runs.writeTo(batch)
 	if err := s.dedup.writeTo(batch, s.maxArrival-s.cfg.DedupTTL.Milliseconds()); err != nil {
 		return s.fail(fmt.Errorf("dedup expiry: %w", err))

@@ -59,6 +59,10 @@ type BudgetStats struct {
 	// RunsEvicted: open runs forgotten (no edges) because the shard held
 	// MaxRuns runs.
 	RunsEvicted atomic.Int64
+	// RunStoreCut: column pairs and datasets left out of a run's run-store
+	// item to keep it under DynamoDB's 400 KB item limit (the worker's own
+	// copy keeps them).
+	RunStoreCut atomic.Int64
 	// DedupSpills: times a shard's dedup old tier reached DedupMaxBytes
 	// and was spilled (looked up in Pebble, no key forgotten);
 	// DedupSpilledLookups: Pebble Gets that cost (a recent-tier miss
@@ -82,6 +86,7 @@ func (b *BudgetStats) Map() map[string]int64 {
 		"dead_letters_aged":       b.DeadLettersAged.Load(),
 		"dead_letters_over_bytes": b.DeadLettersOverBytes.Load(),
 		"runs_evicted":            b.RunsEvicted.Load(),
+		"run_store_item":          b.RunStoreCut.Load(),
 		"dedup_memory":            b.DedupSpills.Load(),
 		"dedup_spilled_lookups":   b.DedupSpilledLookups.Load(),
 	}

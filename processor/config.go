@@ -84,8 +84,18 @@ type PipelineConfig struct {
 	RefreshWindow time.Duration
 	// RunTimeout: an open run with no event for this long (by record
 	// arrival time) expires without edges and is counted; committed and
-	// closed runs are forgotten after it too (default 1 h).
+	// closed runs are forgotten after it too (default 1 h; with a
+	// RunStore, a retention: default 72 h, and the store's items expire
+	// at the same age).
 	RunTimeout time.Duration
+	// RunStore is the run-state store shared by every worker (nil: run
+	// state only in the local Pebble, open runs pin the checkpoint). See
+	// runstore.go.
+	RunStore RunStore
+	// RunStoreTimeout bounds one barrier's write to RunStore and one
+	// batch's read, retries included (default 30 s); past it the shard
+	// fails (the worker stops and restarts from its checkpoint).
+	RunStoreTimeout time.Duration
 	// DedupTTL: how long (by record arrival time) a payload hash is kept
 	// for dedup (default 24 h).
 	DedupTTL time.Duration
@@ -170,6 +180,12 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 	}
 	if c.RunTimeout == 0 {
 		c.RunTimeout = DefaultRunTimeout
+		if c.RunStore != nil {
+			c.RunTimeout = DefaultStoreRunTimeout
+		}
+	}
+	if c.RunStoreTimeout == 0 {
+		c.RunStoreTimeout = DefaultRunStoreTimeout
 	}
 	if c.DedupTTL == 0 {
 		c.DedupTTL = DefaultDedupTTL
@@ -263,8 +279,12 @@ func (c PipelineConfig) Validate() error {
 	default:
 		return fmt.Errorf("%w: policy %q: use %q or %q", ErrConfig, c.Policy, PolicyStrict, PolicyAny)
 	}
-	if c.RunTimeout < 0 || c.DedupTTL < 0 || c.BarrierInterval < 0 || c.SharedDedupTimeout < 0 {
-		return fmt.Errorf("%w: run timeout, dedup TTL, shared dedup timeout and barrier interval must be >= 0", ErrConfig)
+	if c.RunTimeout < 0 || c.DedupTTL < 0 || c.BarrierInterval < 0 || c.SharedDedupTimeout < 0 || c.RunStoreTimeout < 0 {
+		return fmt.Errorf("%w: run timeout, dedup TTL, shared dedup timeout, run store timeout and barrier interval must be >= 0", ErrConfig)
+	}
+	if c.RunStore != nil && c.RunTimeout < c.Window.Size+c.Window.Lateness {
+		return fmt.Errorf("%w: run timeout %v with a run store: it is the runs' retention, set it to at least a window plus its lateness (%v; default %v)",
+			ErrConfig, c.RunTimeout, c.Window.Size+c.Window.Lateness, DefaultStoreRunTimeout)
 	}
 	if r := c.RefreshWindow; r != 0 {
 		if size := c.Window.Size; r < 0 || r <= size || r%size != 0 || size < 2*time.Millisecond {

@@ -33,10 +33,14 @@ type crashRun struct {
 	// file-system write operation (errorfs): the disk keeps exactly what
 	// was synced before that operation, and nothing the process did after
 	// it counts (no KCL checkpoint).
-	dieAt    int32
-	mem      *sink.Memory
-	runs     RunRecords // -runs of every incarnation ("" = all)
-	refresh  bool       // 1 s windows with a 3 s refresh lane
+	dieAt   int32
+	mem     *sink.Memory
+	runs    RunRecords // -runs of every incarnation ("" = all)
+	refresh bool       // 1 s windows with a 3 s refresh lane
+	// store, if set, is every incarnation's run store; maxRuns (0: the
+	// default) their MaxRuns.
+	store    RunStore
+	maxRuns  int
 	restarts int
 }
 
@@ -65,6 +69,7 @@ func (c *crashRun) run() {
 		db := openMem(t, fs)
 		cfg := testConfig(t, clk, &Stats{})
 		cfg.Runs = c.runs
+		cfg.RunStore, cfg.MaxRuns = c.store, c.maxRuns
 		cfg.MaxOpenKeys = 30 + c.r.IntN(300)
 		cfg.OutboxCap = 1 + c.r.IntN(4)
 		if c.refresh {

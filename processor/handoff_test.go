@@ -37,7 +37,15 @@ func (f *feeder) put(ctx context.Context, data []byte) {
 
 func newTestShard(t *testing.T, id string, db *pebble.DB, mem *sink.Memory, st *Stats, clk *fakeClock) *Shard {
 	t.Helper()
-	s, err := NewShard(id, db, mem, testConfig(t, clk, st))
+	return newTestShardStore(t, id, db, mem, st, clk, nil)
+}
+
+// newTestShardStore is newTestShard with a run store (nil: none).
+func newTestShardStore(t *testing.T, id string, db *pebble.DB, mem *sink.Memory, st *Stats, clk *fakeClock, store RunStore) *Shard {
+	t.Helper()
+	cfg := testConfig(t, clk, st)
+	cfg.RunStore = store
+	s, err := NewShard(id, db, mem, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +115,12 @@ func TestHandoffSplitMerge(t *testing.T) {
 		name    string
 		parents int
 		load    bool
+		// store: every shard has the same run store, and no handoff is
+		// loaded: children load the runs they meet from the store.
+		store bool
 	}{
-		{"split", 1, true}, {"merge", 2, true}, {"split-without-handoff", 1, false},
+		{"split", 1, true, false}, {"merge", 2, true, false}, {"split-without-handoff", 1, false, false},
+		{"split-run-store", 1, false, true}, {"merge-run-store", 2, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := ctxT(t)
@@ -119,11 +131,15 @@ func TestHandoffSplitMerge(t *testing.T) {
 			defer db.Close()
 			mem := sink.NewMemory()
 			ho := map[string][]byte{} // the handoff store (source.MemHandoff's role)
+			var store RunStore
+			if tc.store {
+				store = newMemRunStore()
+			}
 
 			// Parents: one takes everything (split), or the two hash halves (merge).
 			var parents []*feeder
 			for i := 0; i < tc.parents; i++ {
-				parents = append(parents, &feeder{t: t, s: newTestShard(t, "shardId-00000000000"+itoa(i), db, mem, st, clk), arrival: start})
+				parents = append(parents, &feeder{t: t, s: newTestShardStore(t, "shardId-00000000000"+itoa(i), db, mem, st, clk, store), arrival: start})
 			}
 			pf := func(key string) *feeder {
 				if tc.parents == 2 && hashHigh(key) {
@@ -160,7 +176,7 @@ func TestHandoffSplitMerge(t *testing.T) {
 						arr = p.arrival
 					}
 				}
-				c := &feeder{t: t, s: newTestShard(t, "shardId-00000000001"+itoa(i), db, mem, st, clk), arrival: arr}
+				c := &feeder{t: t, s: newTestShardStore(t, "shardId-00000000001"+itoa(i), db, mem, st, clk, store), arrival: arr}
 				if c.s.Resumed() {
 					t.Fatal("a fresh child resumed")
 				}
@@ -208,7 +224,7 @@ func TestHandoffSplitMerge(t *testing.T) {
 			}
 			got := graphOf(mem)
 			d := refmodel.Compare(want, got)
-			if !tc.load {
+			if !tc.load && !tc.store {
 				if d.Empty() {
 					t.Fatal("without the handoff the graph equals the reference: the stream has no run straddling the split")
 				}
@@ -217,6 +233,14 @@ func TestHandoffSplitMerge(t *testing.T) {
 			}
 			if !d.Empty() {
 				t.Fatalf("graph differs from the reference:\n%s", d)
+			}
+			if tc.store {
+				if st.RunStoreHits.Load() == 0 {
+					t.Error("no child loaded a run from the store")
+				}
+				t.Logf("%d vertices, %d edges; runs loaded from the store by the children %d (in %d reads)", len(got.Vertices), len(got.Edges),
+					st.RunStoreHits.Load(), st.RunStoreReadCalls.Load())
+				return
 			}
 			if st.RunsHandedIn.Load() == 0 || st.HandoffRunsExpired.Load() == 0 {
 				t.Errorf("runs handed in %d, handed-off runs expired %d: want both > 0", st.RunsHandedIn.Load(), st.HandoffRunsExpired.Load())

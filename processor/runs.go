@@ -50,6 +50,10 @@ type run struct {
 	// the parent, not here: the handoff is its durable source) and its
 	// emissions carry the pin of the record that makes them.
 	handoff bool
+	// reload: loaded from the run store (runstore.go): its next emission
+	// carries everything it holds, since the windows that held its earlier
+	// emissions may be lost with the previous owner's disk.
+	reload bool
 	// rv is what the run's Run vertex needs (runvertex.go).
 	rv runVertexState
 }
@@ -102,6 +106,17 @@ type runTable struct {
 	dropped []string
 	lastGC  int64
 
+	// unpinned: a run store is configured (runstore.go); runs never pin
+	// the checkpoint. evicted holds the runs evicted (maxRuns) since the
+	// last barrier with changes not yet written to the store, and fetch
+	// reads one run the prefetch did not load (nil: none stored).
+	unpinned bool
+	evicted  map[string]*run
+	fetch    func(id string) *run
+	// absent: runs the current batch's prefetch asked for and the store
+	// did not hold (new runs: no second read).
+	absent map[string]struct{}
+
 	keyBuf []byte
 	valBuf []byte
 }
@@ -112,15 +127,45 @@ func newRunTable(shard string, pins *checkpoint.Pins, ids *vertexIDs, st *Stats)
 
 func (t *runTable) len() int { return len(t.m) }
 
-// open returns run id, starting it (pinned at pin) if it is new.
+// open returns run id, starting it (pinned at pin, unless a run store
+// is configured) if it is new. With a store, a run this shard does not hold
+// is looked up there first (normally loaded already by the batch's
+// prefetch).
 func (t *runTable) open(id string, job lineage.Job, pin string) *run {
 	r := t.m[id]
-	if r == nil {
-		r = &run{id: id, status: runOpen, job: job, jobID: t.ids.job(job), pin: pin}
-		t.m[id] = r
-		t.pins.Add(r.pin)
+	if r != nil {
+		return r
 	}
+	if t.unpinned {
+		if r = t.evicted[id]; r != nil {
+			delete(t.evicted, id)
+		} else if _, ok := t.absent[id]; ok {
+			delete(t.absent, id)
+		} else {
+			r = t.fetch(id)
+		}
+		if r != nil {
+			t.m[id] = r
+			return r
+		}
+		r = &run{id: id, status: runOpen, job: job, jobID: t.ids.job(job)}
+		t.m[id] = r
+		return r
+	}
+	r = &run{id: id, status: runOpen, job: job, jobID: t.ids.job(job), pin: pin}
+	t.m[id] = r
+	t.pins.Add(r.pin)
 	return r
+}
+
+// emitPin is the pin of an emission of r made by the current record
+// (prevFull): the run's own pin, unless it holds none (handed off by a
+// parent, or a run store is configured).
+func (t *runTable) emitPin(r *run, prevFull string) string {
+	if r.handoff || t.unpinned {
+		return prevFull
+	}
+	return r.pin
 }
 
 func (t *runTable) markDirty(r *run) {
@@ -133,7 +178,7 @@ func (t *runTable) markDirty(r *run) {
 // release releases the pin of an open run that ends or expires (a run
 // handed off by a parent shard holds none).
 func (t *runTable) release(r *run) {
-	if !r.handoff {
+	if !r.handoff && !t.unpinned {
 		t.pins.Release(r.pin)
 	}
 }
@@ -203,7 +248,16 @@ func (t *runTable) evict(keep *run) {
 	sort.Slice(all, func(i, j int) bool { return all[i].lastArrival < all[j].lastArrival })
 	n := len(t.m) - t.maxRuns + max(t.maxRuns/16, 1)
 	for _, r := range all[:min(n, len(all))] {
-		if r.status == runOpen {
+		if t.unpinned {
+			// Nothing lost: the store holds the run (or will, at the
+			// barrier: until then it is kept in evicted).
+			if r.dirty {
+				if t.evicted == nil {
+					t.evicted = map[string]*run{}
+				}
+				t.evicted[r.id] = r
+			}
+		} else if r.status == runOpen {
 			t.st.Budget.RunsEvicted.Add(1)
 			t.release(r)
 		}
@@ -225,10 +279,7 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 	if r.status == runClosed {
 		return
 	}
-	pin := r.pin
-	if r.handoff {
-		pin = s.prevFull
-	}
+	pin := s.runs.emitPin(r, s.prevFull)
 	oldIn, oldOut, oldCols := len(r.inputs), len(r.outputs), len(r.cols)
 	s.runs.addEvent(r, ev, s.eventCols())
 
@@ -261,7 +312,8 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 		}
 	}
 	e := emission{bucket: bucket, pin: pin, job: r.job, jobID: r.jobID, first: r.minC, last: r.maxC, runID: r.id}
-	if changed {
+	if changed || r.reload {
+		r.reload = false
 		s.windows.emit(&e, r.inputs, r.outputs, 0, 0, r.cols, 0)
 	} else {
 		s.windows.emit(&e, r.inputs, r.outputs, oldIn, oldOut, r.cols, oldCols)
@@ -327,7 +379,7 @@ func (t *runTable) load(id string, v []byte) error {
 		return err
 	}
 	t.m[id] = r
-	if r.status == runOpen && !r.handoff {
+	if r.status == runOpen && !r.handoff && !t.unpinned {
 		t.pins.Add(r.pin)
 	}
 	return nil

@@ -110,10 +110,7 @@ func (s *Shard) runVertex(r *run, bucket int64) {
 		s.failedRunVertex(r, bucket)
 		return
 	}
-	pin := r.pin
-	if r.handoff {
-		pin = s.prevFull
-	}
+	pin := s.runs.emitPin(r, s.prevFull)
 	rv := lineage.RunVertex(r.id, RunEventProps(r.id, r.job, ev, st.startMin, st.endMax, st.hasEnd)...)
 	s.emitRun(r, bucket, pin, rv, t, t, ev.Inputs, ev.Outputs)
 }
@@ -135,10 +132,7 @@ func (s *Shard) failedRunVertex(r *run, bucket int64) {
 		st.writes = append(st.writes, s.ids.refs(ev.Outputs)...)
 	}
 	st.reads, st.writes = uniqRefs(st.reads), uniqRefs(st.writes)
-	pin := r.pin
-	if r.handoff {
-		pin = s.prevFull
-	}
+	pin := s.runs.emitPin(r, s.prevFull)
 	rv := lineage.RunVertex(r.id)
 	rv.Props = st.props
 	s.emitRunRefs(r, bucket, pin, rv, st.startMin, st.tMax, st.reads, st.writes)

@@ -45,6 +45,10 @@ type Shard struct {
 	st  *Stats
 	dec lineage.Decoder
 	ev  lineage.Event
+	// peekDec, peekEv decode a batch's records once more before it is
+	// processed, to find the runs to load from the run store.
+	peekDec lineage.Decoder
+	peekEv  lineage.Event
 	// colBuf is the current event's column lineage (eventCols).
 	colBuf []lineage.FieldEdge
 	// fastProps, slowProps: scratch of facetProps (a facet's properties
@@ -128,6 +132,10 @@ func NewShard(id string, db *pebble.DB, w Writer, cfg PipelineConfig) (*Shard, e
 		s.windows.refreshMs, s.windows.seen = cfg.RefreshWindow.Milliseconds(), map[uint64]uint64{}
 	}
 	s.runs.maxDatasets, s.runs.maxRuns = cfg.MaxRunDatasets, cfg.MaxRuns
+	if cfg.RunStore != nil {
+		s.peekDec = lineage.Decoder{MaxBytes: cfg.MaxRecordBytes}
+		s.runs.unpinned, s.runs.fetch = true, s.fetchRun
+	}
 	s.drain = newDrainer(s, w)
 	return s, nil
 }
@@ -200,6 +208,11 @@ func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) (err 
 	}
 	if s.cfg.SharedDedup != nil {
 		s.claimShared(ctx, recs)
+	}
+	if s.cfg.RunStore != nil {
+		if err := s.prefetchRuns(ctx, recs); err != nil {
+			return err
+		}
 	}
 	for i := range recs {
 		r := &recs[i]

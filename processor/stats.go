@@ -47,15 +47,27 @@ type Stats struct {
 	RunsHandedIn       atomic.Int64
 	HandoffRunsExpired atomic.Int64
 	HandoffsMissing    atomic.Int64 // parents whose handoff was not found
-	Barriers           atomic.Int64
-	BarrierNanos       atomic.Int64 // total time spent in barriers
-	BarrierMaxNanos    atomic.Int64
-	OutboxWritten      atomic.Int64
-	OutboxAcked        atomic.Int64
-	SinkErrors         atomic.Int64 // failed WriteBatch calls (each retried)
-	BatchesParked      atomic.Int64 // outbox entries refused permanently ParkAfter times, parked (drain.go)
-	Checkpoints        atomic.Int64 // KCL checkpoints written
-	LeasesLost         atomic.Int64 // leases found taken by another worker (lease guard or watcher)
+	// Run store (runstore.go): runs asked for and found, items written,
+	// the calls and their total time, reads of one run outside the
+	// batch prefetch, and stored runs that could not be decoded.
+	RunStoreReads       atomic.Int64
+	RunStoreHits        atomic.Int64
+	RunStoreWrites      atomic.Int64
+	RunStoreReadCalls   atomic.Int64
+	RunStoreReadNanos   atomic.Int64
+	RunStoreWriteCalls  atomic.Int64
+	RunStoreWriteNanos  atomic.Int64
+	RunStoreSingleReads atomic.Int64
+	RunStoreCorrupt     atomic.Int64
+	Barriers            atomic.Int64
+	BarrierNanos        atomic.Int64 // total time spent in barriers
+	BarrierMaxNanos     atomic.Int64
+	OutboxWritten       atomic.Int64
+	OutboxAcked         atomic.Int64
+	SinkErrors          atomic.Int64 // failed WriteBatch calls (each retried)
+	BatchesParked       atomic.Int64 // outbox entries refused permanently ParkAfter times, parked (drain.go)
+	Checkpoints         atomic.Int64 // KCL checkpoints written
+	LeasesLost          atomic.Int64 // leases found taken by another worker (lease guard or watcher)
 
 	// HandoffsWaiting: child shards waiting right now for a parent's
 	// handoff (or their parents' list) that cannot be read; they process
@@ -140,6 +152,19 @@ func (s *Stats) observeSharedClaim(d time.Duration) {
 	s.SharedDedupNanos.Add(int64(d))
 }
 
+func (s *Stats) observeRunStoreRead(asked, found int, d time.Duration) {
+	s.RunStoreReadCalls.Add(1)
+	s.RunStoreReadNanos.Add(int64(d))
+	s.RunStoreReads.Add(int64(asked))
+	s.RunStoreHits.Add(int64(found))
+}
+
+func (s *Stats) observeRunStoreWrite(items int, d time.Duration) {
+	s.RunStoreWriteCalls.Add(1)
+	s.RunStoreWriteNanos.Add(int64(d))
+	s.RunStoreWrites.Add(int64(items))
+}
+
 func (s *Stats) observeBarrier(d time.Duration) {
 	s.Barriers.Add(1)
 	s.BarrierNanos.Add(int64(d))
@@ -167,6 +192,10 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"invalid": s.InvalidTotal(), "batches_parked": s.BatchesParked.Load(), "leases_lost": s.LeasesLost.Load(),
 		"shared_dedup_claims": s.SharedDedupClaims.Load(), "shared_dedup_duplicates": s.SharedDedupDuplicates.Load(),
 		"shared_dedup_fallbacks": s.SharedDedupFallbacks.Load(),
+		"run_store_reads":        s.RunStoreReads.Load(), "run_store_hits": s.RunStoreHits.Load(),
+		"run_store_writes": s.RunStoreWrites.Load(), "run_store_read_calls": s.RunStoreReadCalls.Load(),
+		"run_store_write_calls": s.RunStoreWriteCalls.Load(), "run_store_single_reads": s.RunStoreSingleReads.Load(),
+		"run_store_corrupt": s.RunStoreCorrupt.Load(),
 	}
 	for k, v := range s.Budget.Map() {
 		m["budget_"+k] = v

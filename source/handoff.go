@@ -115,6 +115,12 @@ func (p *recordProcessor) loadHandoff() bool {
 		}) {
 			return false
 		}
+		if !ok && w.cfg.Pipeline.RunStore != nil {
+			// Normal with a run store: the parent wrote its runs there
+			// (its last barrier, before SHARD_END) and no handoff; the
+			// child loads the runs it meets from the store.
+			continue
+		}
 		if !ok {
 			w.log.Warn("handoff: no handoff from the parent (ended before handoffs existed, or expired); its open runs are lost here",
 				"shard", s.ID(), "parent", parent)
@@ -280,8 +286,19 @@ const shardEnd = "SHARD_END"
 
 // handOff writes the shard's runs to the handoff store (shard end, after
 // Flush, before Checkpoint(nil)); retried for up to a minute.
+//
+// With a run store there is no handoff: the shard's last barrier (Flush)
+// wrote its changed runs to the store before SHARD_END, and a child loads
+// the runs it meets from there (DESIGN.md, "Shared run store"). Children
+// still wait for their parents' SHARD_END (loadHandoff) and still read a
+// handoff if one exists (a parent that ran without a store, during a
+// rollout).
 func (p *recordProcessor) handOff() error {
 	w, s := p.w, p.s
+	if w.cfg.Pipeline.RunStore != nil {
+		w.log.Info("shard end: runs are in the run store (no handoff)", "shard", s.ID(), "runs", s.OpenRuns())
+		return nil
+	}
 	data := s.HandoffState()
 	err := w.retry(time.Minute, "handoff: writing the runs of "+s.ID(), func(ctx context.Context) error {
 		return w.ho.Put(ctx, s.ID(), data)

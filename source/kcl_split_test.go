@@ -77,11 +77,23 @@ func straddling(before, after [][]byte) int {
 // rest is replayed (the COMPLETEs of the open runs land on the children).
 // The parent hands its runs off through DynamoDB at SHARD_END, the
 // children load them before their first record, and the file sink's graph
-// equals refmodel.Build over the whole stream exactly.
+// equals refmodel.Build over the whole stream exactly. Subtest run-store:
+// the same with -run-store dynamodb: the parent writes no handoff, the
+// children load the runs they meet from the run store, same graph.
 func TestKCLSplitHandoff(t *testing.T) {
+	t.Run("handoff", func(t *testing.T) { testKCLSplit(t, false) })
+	t.Run("run-store", func(t *testing.T) { testKCLSplit(t, true) })
+}
+
+func testKCLSplit(t *testing.T, runStore bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	h := harness.ForTest(t, "kclsplit")
+	name := "kclsplit"
+	var args []string
+	if runStore {
+		name, args = "kclsplit-store", []string{"-run-store", "dynamodb"}
+	}
+	h := harness.ForTest(t, name)
 	events := envInt(t, "LINEAGEFLOW_KCL_SPLIT_EVENTS", 4000)
 	gr := gen.Generate(gen.Config{Seed: 44, Events: events, Pipelines: 32})
 	cut := len(gr) / 2
@@ -99,7 +111,7 @@ func TestKCLSplitHandoff(t *testing.T) {
 	if err := h.CreateStream(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	w, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", FailoverTime: 4 * time.Second, ShardSync: 500 * time.Millisecond})
+	w, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", FailoverTime: 4 * time.Second, ShardSync: 500 * time.Millisecond, Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +147,19 @@ func TestKCLSplitHandoff(t *testing.T) {
 	if children != 2 {
 		t.Errorf("lease table %+v: want the parent and 2 children", ls)
 	}
-	if c := strings.Count(w.Log(), "handoff: runs loaded from the parent"); c != 2 {
+	if runStore {
+		if c := strings.Count(w.Log(), "shard end: runs are in the run store (no handoff)"); c != 1 {
+			t.Errorf("%d parents ended without a handoff, want 1", c)
+		}
+		if c := strings.Count(w.Log(), "handoff: runs loaded from the parent"); c != 0 {
+			t.Errorf("%d children loaded a handoff with the run store, want 0", c)
+		}
+		if err := h.WaitFor(ctx, 10*time.Second, "a stats line with the run store hits", func() (bool, error) {
+			return w.Stats()["run_store_hits"] > 0, nil
+		}); err != nil {
+			t.Error(err)
+		}
+	} else if c := strings.Count(w.Log(), "handoff: runs loaded from the parent"); c != 2 {
 		t.Errorf("%d children loaded the handoff, want 2", c)
 	}
 	t.Logf("exact match: %d vertices, %d edges; %d batches", len(got.Vertices), len(got.Edges), st.Batches)

@@ -55,11 +55,20 @@ type Config struct {
 	// Handoff carries run state from a parent shard to its children
 	// across a split or merge (default: DynamoDB table <AppName>-handoff).
 	Handoff Handoff
-	Logger  *slog.Logger
+	// RunStoreTable, if set, is the DynamoDB table of the shared run store
+	// (DESIGN.md, "Shared run store"; created if missing): run state is
+	// written there at every barrier, open runs stop pinning the KCL
+	// checkpoint, and Pipeline.RunTimeout becomes a retention (default
+	// 72 h). Ignored when Pipeline.RunStore is set already.
+	RunStoreTable string
+	Logger        *slog.Logger
 }
 
 // WithDefaults fills zero fields.
 func (c Config) WithDefaults() Config {
+	if c.RunStoreTable != "" && c.Pipeline.RunTimeout == 0 {
+		c.Pipeline.RunTimeout = processor.DefaultStoreRunTimeout
+	}
 	c.Pipeline = c.Pipeline.WithDefaults()
 	if c.WorkerID == "" {
 		h, _ := os.Hostname()
@@ -112,6 +121,15 @@ func (c Config) Validate() error {
 	}
 	if err := c.AWS.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.RunStoreTable != "" {
+		if err := ValidateRunStoreTable(c.RunStoreTable); err != nil {
+			errs = append(errs, err)
+		}
+		if min := c.Pipeline.Window.Size + c.Pipeline.Window.Lateness; c.Pipeline.RunTimeout < min {
+			errs = append(errs, fmt.Errorf("%w: run timeout %v with a run store: it is the runs' retention, set it to at least a window plus its lateness (%v; default %v)",
+				processor.ErrConfig, c.Pipeline.RunTimeout, min, processor.DefaultStoreRunTimeout))
+		}
 	}
 	if err := c.Pipeline.Validate(); err != nil {
 		errs = append(errs, err)
@@ -200,6 +218,17 @@ func (w *Worker) Run(ctx context.Context) error {
 			return err
 		}
 		w.ho = dh
+	}
+	if w.cfg.RunStoreTable != "" && w.cfg.Pipeline.RunStore == nil {
+		rs := &DynamoRunStore{Client: w.ddb, Table: w.cfg.RunStoreTable, App: w.cfg.AppName, Logger: w.log}
+		if err := rs.EnsureTable(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		w.cfg.Pipeline.RunStore = rs
+		w.log.Info("run store", "table", w.cfg.RunStoreTable, "run_retention", w.cfg.Pipeline.RunTimeout)
 	}
 	if w.kin, err = w.cfg.AWS.Kinesis(ctx); err != nil {
 		return err

@@ -46,7 +46,9 @@ func runWorker(ctx context.Context, args []string) error {
 		runs        = fs.String("runs", string(processor.RunsFailed), "run history: failed (a Run vertex with RUN_OF/READ/WROTE for each run that fails), all (for every run: at least one graph write per run) or none (lineage only)")
 		columns     = fs.Bool("column-lineage", true, "column lineage: DatasetField vertices, FIELD_OF and COLUMN_DERIVES from columnLineage facets (about as many graph writes as dataset lineage on Spark-like workloads; false: none)")
 		refreshWin  = fs.Duration("refresh-window", 0, "refresh lane: stamp-only refreshes (an unchanged facet property's eventTime, the lastSeen of a known FIELD_OF, ALIAS_OF, Job CHILD_OF or COLUMN_DERIVES edge) are collapsed over windows of this size, a whole multiple of -window (e.g. 1m); new or changed content still goes in the next window. Fewer graph writes; a crash replays up to this much more. 0: off")
-		runTimeout  = fs.Duration("run-timeout", processor.DefaultRunTimeout, "open runs expire after this long without events (arrival time)")
+		runTimeout  = fs.Duration("run-timeout", 0, "runs are forgotten after this long without events (arrival time; open ones without edges, counted). Default 1h; with -run-store, a retention of the stored runs (DynamoDB TTL too), default 72h")
+		runStore    = fs.String("run-store", "none", "where open-run state is shared: none (only the worker's Pebble: an open run pins its shard's checkpoint until it ends or -run-timeout passes) or dynamodb (table -run-store-table, created if missing: written at every barrier, loaded by a shard's next owner; runs never pin the checkpoint)")
+		runStoreTab = fs.String("run-store-table", "", "with -run-store dynamodb: the table (default <app>-runs)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
 		maxRecBytes = fs.Int("max-record-bytes", lineage.DefaultMaxBytes, "largest record decoded, in bytes (1024..1048576); larger ones are dead letters (oversized). Default: the Kinesis record limit, 1 MiB")
 		maxEvDS     = fs.Int("max-event-datasets", processor.DefaultMaxEventDatasets, "budget: inputs + outputs of one event; beyond, the event is a dead letter (too_many_datasets)")
@@ -105,6 +107,10 @@ func runWorker(ctx context.Context, args []string) error {
 		// Not a nil *Store in the interface: /readyz would call Status on it.
 		ops.dedup = shared
 	}
+	storeTable, err := runStoreTable(*runStore, *runStoreTab, *app)
+	if err != nil {
+		return &exitError{2, err}
+	}
 	cfg := source.Config{
 		Stream: *stream, AppName: *app, WorkerID: *workerID, DataDir: *dataDir, Sink: w,
 		AWS: awsconf.Config{Region: *region, KinesisEndpoint: *kinEP, DynamoDBEndpoint: *ddbEP,
@@ -121,7 +127,7 @@ func runWorker(ctx context.Context, args []string) error {
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,
 		MaxLeases: *maxLeases, IdleBetweenReads: *idleReads, MaxRecords: *maxRecords, ShutdownGrace: *grace,
-		Logger: logger,
+		RunStoreTable: storeTable, Logger: logger,
 	}
 	if shared != nil {
 		cfg.Pipeline.SharedDedup = shared
@@ -146,6 +152,27 @@ func runWorker(ctx context.Context, args []string) error {
 		logger.Info("worker stopped cleanly")
 	}
 	return err
+}
+
+// runStoreTable returns the run store table of -run-store and
+// -run-store-table ("": none).
+func runStoreTable(kind, table, app string) (string, error) {
+	switch kind {
+	case "none", "":
+		if table != "" {
+			return "", fmt.Errorf("-run-store-table %q needs -run-store dynamodb (LINEAGEFLOW_RUN_STORE=dynamodb)", table)
+		}
+		return "", nil
+	case "dynamodb":
+		if table == "" {
+			table = app + "-runs"
+		}
+		if err := source.ValidateRunStoreTable(table); err != nil {
+			return "", fmt.Errorf("-run-store-table: %w", err)
+		}
+		return table, nil
+	}
+	return "", fmt.Errorf("-run-store %q: use none or dynamodb", kind)
 }
 
 func newLogger(format, level string) (*slog.Logger, error) {

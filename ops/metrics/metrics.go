@@ -178,7 +178,7 @@ var (
 	descVertices   = desc("lineage_vertices_emitted_total", "Vertices written to outbox entries.")
 	descRunsExp    = desc("lineage_runs_expired_total", "Open runs dropped after the run timeout without a terminal event.")
 	descRefresh    = desc("lineage_refresh_lane_records_total", "Records sent to a refresh window (-refresh-window): stamp-only refreshes collapsed over the longer window.")
-	descBudget     = desc("lineage_budget_total", "What the processor's budgets did, by budget (processor.BudgetStats): events refused, datasets and edges left out, spills and barriers forced, dead letters deleted, runs evicted.", "budget")
+	descBudget     = desc("lineage_budget_total", "What the processor's budgets did, by budget (processor.BudgetStats): events refused, datasets and edges left out, spills and barriers forced, dead letters deleted, runs evicted, datasets cut from a run store item (run_store_item).", "budget")
 	descCkpt       = desc("lineage_checkpoints_total", "KCL checkpoints written.")
 	descHandedOff  = desc("lineage_runs_handed_off_total", "Runs a parent shard handed to its children at shard end (split or merge).")
 	descHandedIn   = desc("lineage_runs_handed_in_total", "Runs a child shard loaded from its parents' handoffs.")
@@ -212,6 +212,11 @@ var (
 	descSDFallback = desc("lineage_dedup_shared_fallback_records_total", "Records the local dedup tier decided alone because the shared tier's claim failed or timed out (-dedup-timeout).")
 	descSDDegraded = desc("lineage_dedup_shared_degraded", "1 while the last claim on the shared dedup tier failed (the local tier decides alone; ingestion goes on).")
 	descSDClaimDur = desc("lineage_dedup_shared_claim_duration_seconds", "Time of the shared dedup tier's claims, one per record batch: the latency it adds to a batch.")
+	descRSReads    = desc("lineage_run_store_reads_total", "Runs asked of the shared run store (-run-store dynamodb): the runs of a batch a shard did not hold, one batched read per batch.")
+	descRSHits     = desc("lineage_run_store_hits_total", "Runs found in the shared run store (a shard's new owner loading a run its predecessor held).")
+	descRSWrites   = desc("lineage_run_store_writes_total", "Runs written to the shared run store (those changed since the last barrier, before its commit).")
+	descRSReadDur  = desc("lineage_run_store_read_duration_seconds", "Time of the run store's batched reads (one per batch with unknown runs): the latency added to the first event of a run a shard does not hold.")
+	descRSWriteDur = desc("lineage_run_store_write_duration_seconds", "Time of the run store's writes, one per barrier with changed runs (part of the barrier's duration).")
 	descWrites     = desc("lineage_graph_writes_total", "Vertex and edge upserts in acknowledged sink batches, by kind (vertex, edge): what the processor asked for; the Gremlin sink sends fewer (lineage_sink_records_total).", "kind")
 )
 
@@ -228,7 +233,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis, descHOWait, descHOFail,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
 		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache, descSinkMerged,
-		descSinkRetry, descSinkBatch, descWrites, descUnique, descSDClaims, descSDDups, descSDFallback, descSDDegraded, descSDClaimDur} {
+		descSinkRetry, descSinkBatch, descWrites, descUnique, descSDClaims, descSDDups, descSDFallback, descSDDegraded, descSDClaimDur,
+		descRSReads, descRSHits, descRSWrites, descRSReadDur, descRSWriteDur} {
 		ch <- d
 	}
 }
@@ -312,6 +318,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descHandedIn, float64(st.RunsHandedIn.Load()))
 	counter(descHandoffExp, float64(st.HandoffRunsExpired.Load()))
 	counter(descHandoffMis, float64(st.HandoffsMissing.Load()))
+	counter(descRSReads, float64(st.RunStoreReads.Load()))
+	counter(descRSHits, float64(st.RunStoreHits.Load()))
+	counter(descRSWrites, float64(st.RunStoreWrites.Load()))
+	ch <- prometheus.MustNewConstSummary(descRSReadDur, uint64(st.RunStoreReadCalls.Load()),
+		time.Duration(st.RunStoreReadNanos.Load()).Seconds(), nil)
+	ch <- prometheus.MustNewConstSummary(descRSWriteDur, uint64(st.RunStoreWriteCalls.Load()),
+		time.Duration(st.RunStoreWriteNanos.Load()).Seconds(), nil)
 	gauge(descHOWait, float64(st.HandoffsWaiting.Load()))
 	counter(descHOFail, float64(st.HandoffReadFails.Load()))
 	counter(descSinkErrs, float64(st.SinkErrors.Load()))

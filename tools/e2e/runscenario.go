@@ -74,7 +74,7 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 		s.procs = append(s.procs, p)
 	}
 	// Spread the stream over ~20 s so faults land mid-stream.
-	rate := float64(len(toReplay)) / 20
+	rate := float64(len(toReplay)) / replaySeconds
 	s.replayJob = &replayJob{h.ReplayAsync(ctx, toReplay, rate)}
 	if err := sc.fault(ctx, s); err != nil {
 		return fail(fmt.Errorf("fault: %w", err))

@@ -37,6 +37,14 @@ func (s *state) spec(id string) harness.WorkerSpec {
 		// degraded one (fallbacks are reported in the line).
 		spec.Args = append(spec.Args, "-dedup", s.redisURL, "-dedup-timeout", "1s")
 	}
+	if s.sc.runStore {
+		spec.Args = append(spec.Args, "-run-store", "dynamodb")
+	}
+	if s.sc.name == "move" || s.sc.name == "move-pinned" {
+		// moveCheck counts the killed worker's records from its last
+		// stats line: keep it fresh.
+		spec.StatsEvery = 100 * time.Millisecond
+	}
 	if s.cfg.breakMode != "" {
 		spec.Env = append(spec.Env, "LINEAGEFLOW_UNSAFE_BREAK="+s.cfg.breakMode)
 	}
