@@ -11,24 +11,19 @@ import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
 import { ApiError, fetchColumnLineage, fetchLineage, fetchNode, lineageQuery, search } from './api';
 import type { LEdge, LNode, Lineage, NodeDetails, SearchResult } from './api';
+import { MAX_DEPTH, centreDepths, clampDepth, readURL, takeEarly, urlOf } from './state';
+import type { ViewState } from './state';
 
 cytoscape.use(dagre);
 
-const MAX_DEPTH = 20;
 const MAX_SSE = 4; // browsers allow 6 HTTP/1.1 connections per host
 const RETRY_MS = 2000;
 // Above this many nodes the layered (dagre) layout takes seconds: the rank layout is used.
 const DAGRE_MAX_NODES = 250;
+// Node labels: font size, and the smallest rendered size drawn (min-zoomed-font-size).
+const LABEL_FONT = 13;
+const LABEL_MIN_PX = 5;
 
-interface ViewState {
-  node: string | null;
-  up: number;
-  down: number;
-  sel: string | null;
-  x: string[]; // expanded nodes
-  ds: boolean; // dataset-only (DERIVES) view
-  max: number; // maxNodes per query, 0: the server's default
-}
 
 // ---------------------------------------------------------------- helpers
 
@@ -70,41 +65,6 @@ function kindName(t: string): string {
   return t === 'JOB' ? 'Job' : 'Dataset';
 }
 
-function clampDepth(v: unknown, def: number): number {
-  const n = Number(v);
-  if (!Number.isInteger(n)) return def;
-  return Math.max(0, Math.min(MAX_DEPTH, n));
-}
-
-// ---------------------------------------------------------------- URL state
-
-function readURL(): ViewState {
-  const q = new URLSearchParams(location.search);
-  return {
-    node: q.get('node'),
-    up: clampDepth(q.get('up') ?? 1, 1),
-    down: clampDepth(q.get('down') ?? 1, 1),
-    sel: q.get('sel'),
-    x: q.getAll('x'),
-    ds: q.get('view') === 'datasets',
-    max: Math.max(0, Math.min(5000, Number(q.get('max')) || 0)),
-  };
-}
-
-function urlOf(s: ViewState): string {
-  const q = new URLSearchParams();
-  if (s.node) {
-    q.set('node', s.node);
-    q.set('up', String(s.up));
-    q.set('down', String(s.down));
-  }
-  if (s.sel) q.set('sel', s.sel);
-  for (const x of s.x) q.append('x', x);
-  if (s.ds) q.set('view', 'datasets');
-  if (s.max) q.set('max', String(s.max));
-  const qs = q.toString();
-  return location.pathname + (qs ? '?' + qs : '');
-}
 
 // ---------------------------------------------------------------- sources
 
@@ -127,6 +87,7 @@ class Source {
     private readonly useSSE: boolean,
     private readonly changed: SourceListener,
     private readonly failed: (e: ApiError) => void,
+    private readonly status: () => void,
   ) {}
 
   static keyOf(n: string, up: number, down: number, max: number): string {
@@ -141,6 +102,14 @@ class Source {
   }
 
   start(): void {
+    // The boot script may have started reading this query while the bundle
+    // loaded: its answer is the first snapshot unless the stream is faster.
+    const early = takeEarly(this.nodeId, this.up, this.down, this.max);
+    if (early) {
+      void early.then((l) => {
+        if (l && !this.snapshot && !this.error) this.accept(l);
+      });
+    }
     if (this.useSSE && typeof EventSource !== 'undefined') this.openSSE();
     else void this.fetchOnce(false);
   }
@@ -156,35 +125,39 @@ class Source {
   private openSSE(): void {
     const es = new EventSource('/api/lf/v1/watch?' + lineageQuery(this.nodeId, this.up, this.down, this.max));
     this.es = es;
+    // The first event may repeat the snapshot of the boot script's read
+    // (no render then): the status must still turn live.
+    es.addEventListener('open', () => this.status());
     es.addEventListener('lineage', (ev) => {
       this.accept(JSON.parse((ev as MessageEvent).data) as Lineage);
     });
-    es.addEventListener('error', (ev) => {
-      if (this.closed) return;
-      const data = (ev as MessageEvent).data;
-      if (typeof data === 'string' && data !== '') {
-        // The server's own `event: error` (the graph is down): the stream stays open.
-        let cls = 'error';
-        let msg = data;
-        try {
-          const j = JSON.parse(data);
-          cls = j.error || cls;
-          msg = j.message || msg;
-        } catch {
-          /* plain text */
-        }
-        this.fail(new ApiError(cls === 'graph_unreachable' ? 503 : 500, msg, cls));
-        return;
+    es.addEventListener('error', (ev) => this.onError(es, (ev as MessageEvent).data));
+  }
+
+  private onError(es: EventSource, data: unknown): void {
+    if (this.closed) return;
+    if (typeof data === 'string' && data !== '') {
+      // The server's own `event: error` (the graph is down): the stream stays open.
+      let cls = 'error';
+      let msg = data;
+      try {
+        const j = JSON.parse(data);
+        cls = j.error || cls;
+        msg = j.message || msg;
+      } catch {
+        /* plain text */
       }
-      if (es.readyState === EventSource.CLOSED) {
-        // Refused (503, 404, not an event stream): ask /lineage what is wrong,
-        // use its answer, and try the stream again later.
-        this.es = null;
-        void this.fetchOnce(true);
-      } else {
-        this.fail(new ApiError(0, 'the connection to the explorer server was lost; reconnecting'));
-      }
-    });
+      this.fail(new ApiError(cls === 'graph_unreachable' ? 503 : 500, msg, cls));
+      return;
+    }
+    if (es.readyState === EventSource.CLOSED) {
+      // Refused (503, 404, not an event stream): ask /lineage what is wrong,
+      // use its answer, and try the stream again later.
+      this.es = null;
+      void this.fetchOnce(true);
+    } else {
+      this.fail(new ApiError(0, 'the connection to the explorer server was lost; reconnecting'));
+    }
   }
 
   private async fetchOnce(retrySSE: boolean): Promise<void> {
@@ -242,6 +215,7 @@ class App {
   private detailsFor: string | null = null;
   private renderQueued = false;
   private revealNew = false; // the user expanded a node: pan to show what it adds
+  private bigStyle = false; // STYLE_BIG is in use (more than DAGRE_MAX_NODES nodes)
   readonly hooks: TestHooks;
 
   constructor() {
@@ -261,6 +235,7 @@ class App {
     window.addEventListener('error', (e) => this.hooks.errors.push(String(e.message)));
     window.addEventListener('unhandledrejection', (e) => this.hooks.errors.push(String(e.reason)));
 
+    this.cy.on('viewport', () => this.queueLabels());
     this.cy.on('tap', 'node', (ev) => {
       const id = ev.target.id() as string;
       this.select(id, true);
@@ -336,7 +311,8 @@ class App {
       // In the dataset-only view a depth step is dataset -> job -> dataset:
       // two hops of the graph.
       const k = s.ds ? 2 : 1;
-      want.set(Source.keyOf(s.node, s.up * k, s.down * k, s.max), [s.node, s.up * k, s.down * k]);
+      const [up, down] = centreDepths(s);
+      want.set(Source.keyOf(s.node, up, down, s.max), [s.node, up, down]);
       for (const x of s.x) want.set(Source.keyOf(x, k, k, s.max), [x, k, k]);
     }
     for (const [k, src] of this.sources) {
@@ -349,7 +325,7 @@ class App {
     for (const src of this.sources.values()) if (src.streaming) sse++;
     for (const [k, [n, up, down]] of want) {
       if (this.sources.has(k)) continue;
-      const src = new Source(n, up, down, s.max, sse < MAX_SSE, () => this.queueRender(), (e) => this.showError(e));
+      const src = new Source(n, up, down, s.max, sse < MAX_SSE, () => this.queueRender(), (e) => this.showError(e), () => this.updateStatus());
       sse++;
       this.sources.set(k, src);
       src.start();
@@ -462,6 +438,25 @@ class App {
     const cy = this.cy;
     const hadNodes = cy.nodes().length > 0;
     const added: string[] = [];
+    const datas = new Map<string, Record<string, unknown>>();
+    for (const n of visN.values()) {
+      datas.set(n.id, nodeData(n, more.get(n.id) || { up: 0, down: 0 }, n.id === this.state.node));
+      if (cy.getElementById(n.id).empty()) added.push(n.id);
+    }
+    // A big neighbourhood gets the lighter style and is laid out here,
+    // before its elements reach cytoscape: they are added at their final
+    // positions (moving 1,000 drawn nodes afterwards costs a bounding-box
+    // update and an event each).
+    const big = visN.size > DAGRE_MAX_NODES;
+    if (big !== this.bigStyle) {
+      this.bigStyle = big;
+      cy.style(big ? STYLE_BIG : STYLE);
+    }
+    let preset: RankLayout | null = null;
+    if (big && added.length && (this.relayout || !hadNodes)) {
+      preset = rankLayout(this.state.node, visN, visE, datas);
+      this.hooks.timings.rankBFS = preset.ms;
+    }
     cy.batch(() => {
       cy.edges().forEach((e) => {
         if (!visE.has(e.id())) e.remove();
@@ -471,15 +466,15 @@ class App {
       });
       const adds: cytoscape.ElementDefinition[] = [];
       for (const n of visN.values()) {
-        const m = more.get(n.id) || { up: 0, down: 0 };
-        const data = nodeData(n, m, n.id === this.state.node);
+        const data = datas.get(n.id) as Record<string, unknown>;
         const cur = cy.getElementById(n.id);
+        const p = preset ? preset.pos.get(n.id) : undefined;
         if (cur.nonempty()) {
           const old = cur.data();
           if (old.label !== data.label || old.more !== data.more || old.failed !== data.failed || old.center !== data.center) cur.data(data);
+          if (p) cur.position(p);
         } else {
-          adds.push({ group: 'nodes', data });
-          added.push(n.id);
+          adds.push(p ? { group: 'nodes', data, position: p } : { group: 'nodes', data });
         }
       }
       for (const e of visE.values()) {
@@ -490,7 +485,10 @@ class App {
     });
 
     const t1 = performance.now();
-    if (added.length) {
+    if (preset) {
+      this.fitBox(preset.box);
+      this.revealNew = false;
+    } else if (added.length) {
       if (this.relayout || !hadNodes) this.layoutAll();
       else {
         this.placeNew(added);
@@ -501,6 +499,7 @@ class App {
     if (this.relayout && cy.nodes().length && this.allLoaded()) {
       this.relayout = false;
     }
+    this.queueLabels();
     const t2 = performance.now();
     this.highlight();
     const t3 = performance.now();
@@ -513,6 +512,7 @@ class App {
     this.hooks.lastRenderMs = performance.now() - t0;
     this.hooks.ready = this.allLoaded() && cy.nodes().length > 0;
     if (this.hooks.ready && !this.hooks.interactiveAt) {
+      cy.one('render', () => (this.hooks.timings.drawnAt = performance.now()));
       requestAnimationFrame(() => window.setTimeout(() => (this.hooks.interactiveAt = performance.now()), 0));
     }
     // A new version of the centre may change the selected node's details.
@@ -527,10 +527,6 @@ class App {
 
   private layoutAll(): void {
     const cy = this.cy;
-    if (cy.nodes().length > DAGRE_MAX_NODES) {
-      this.layoutRanks();
-      return;
-    }
     cy.layout({
       name: 'dagre',
       rankDir: 'LR',
@@ -547,95 +543,41 @@ class App {
     }
   }
 
+  private labelsQueued = false;
+
+  private queueLabels(): void {
+    if (!this.bigStyle || this.labelsQueued) return;
+    this.labelsQueued = true;
+    window.setTimeout(() => {
+      this.labelsQueued = false;
+      this.labelsInView();
+    }, 60);
+  }
+
   /**
-   * The layout of big neighbourhoods, where dagre's crossing minimisation
-   * takes seconds: rank = signed hops from the centre (left upstream, right
-   * downstream), order in a rank by the order of the neighbours one rank
-   * nearer the centre (a breadth-first tree from the centre has no crossing
-   * then), one preset layout run. O(n log n).
+   * With the big style, gives the nodes in view their label (class lbl)
+   * once the zoom makes labels readable; a label once given stays.
    */
-  private layoutRanks(): void {
-    const tl0 = performance.now();
+  private labelsInView(): void {
     const cy = this.cy;
-    const center = this.state.node && cy.getElementById(this.state.node).nonempty() ? this.state.node : cy.nodes()[0].id();
-    const rank = new Map<string, number>([[center, 0]]);
-    const parent = new Map<string, string>();
-    const queue = [center];
-    for (let i = 0; i < queue.length; i++) {
-      const id = queue[i];
-      const n = cy.getElementById(id);
-      const r = rank.get(id) as number;
-      const visit = (m: cytoscape.NodeSingular, d: number): void => {
-        if (rank.has(m.id())) return;
-        rank.set(m.id(), r + d);
-        parent.set(m.id(), id);
-        queue.push(m.id());
-      };
-      // Away from the centre first, so that a node keeps its side.
-      if (r >= 0) n.outgoers('node').forEach((m) => visit(m, 1));
-      if (r <= 0) n.incomers('node').forEach((m) => visit(m, -1));
-      n.outgoers('node').forEach((m) => visit(m, 1));
-      n.incomers('node').forEach((m) => visit(m, -1));
-    }
-    let minR = 0;
-    cy.nodes().forEach((n) => {
-      if (!rank.has(n.id())) rank.set(n.id(), --minR - 1000); // unconnected: own columns, placed left below
-    });
-    const byRank = new Map<number, string[]>();
-    for (const [id, r] of rank) {
-      if (!byRank.has(r)) byRank.set(r, []);
-      (byRank.get(r) as string[]).push(id);
-    }
-    const ranks = [...byRank.keys()].filter((r) => r > -1000).sort((a, b) => Math.abs(a) - Math.abs(b) || a - b);
-    const index = new Map<string, number>();
-    const ROW = 50;
-    const RANK = 230;
-    const COL = 40; // a wider rank is wrapped into sub-columns of this many nodes
-    const pos = new Map<string, { x: number; y: number }>();
-    const cols = (r: number): number => Math.ceil((byRank.get(r) as string[]).length / COL);
-    // x of each rank: ranks further from the centre start after the sub-columns of the nearer ones.
-    const xOf = new Map<number, number>([[0, 0]]);
-    for (let r = 1; byRank.has(r); r++) xOf.set(r, (xOf.get(r - 1) as number) + (cols(r - 1) - 1) * (RANK * 0.8) + RANK);
-    for (let r = -1; byRank.has(r); r--) xOf.set(r, (xOf.get(r + 1) as number) - (cols(r) - 1) * (RANK * 0.8) - RANK);
-    for (const r of ranks) {
-      const ids = byRank.get(r) as string[];
-      ids.sort((a, b) => (index.get(parent.get(a) || '') ?? 0) - (index.get(parent.get(b) || '') ?? 0) || a.localeCompare(b));
-      const rows = Math.min(COL, ids.length);
-      const x0 = xOf.get(r) ?? r * RANK;
-      ids.forEach((id, i) => {
-        index.set(id, i);
-        const c = Math.floor(i / COL);
-        pos.set(id, { x: x0 + c * RANK * 0.8, y: ((i % COL) - (rows - 1) / 2) * ROW });
-      });
-    }
-    let x = 0;
-    for (const [r, ids] of byRank) {
-      if (r > -1000) continue;
-      ids.forEach((id, i) => pos.set(id, { x, y: (i + 1) * ROW + 2000 }));
-      x += RANK;
-    }
-    this.hooks.timings.rankBFS = performance.now() - tl0;
-    // Positions and the fitting viewport straight from the known node sizes:
-    // a preset layout with fit would measure every label first.
-    let x1 = Infinity;
-    let y1 = Infinity;
-    let x2 = -Infinity;
-    let y2 = -Infinity;
+    if (!this.bigStyle || cy.zoom() * LABEL_FONT < LABEL_MIN_PX) return;
+    const ext = cy.extent();
+    const m = 150; // model units around the view: half a node plus panning slack
     cy.batch(() => {
       cy.nodes().forEach((n) => {
-        const p = pos.get(n.id()) || { x: 0, y: 0 };
-        n.position(p);
-        const w = (n.data('w') as number) / 2;
-        const h = (n.data('h') as number) / 2;
-        x1 = Math.min(x1, p.x - w);
-        x2 = Math.max(x2, p.x + w);
-        y1 = Math.min(y1, p.y - h);
-        y2 = Math.max(y2, p.y + h);
+        if (n.hasClass('lbl')) return;
+        const p = n.position();
+        if (p.x >= ext.x1 - m && p.x <= ext.x2 + m && p.y >= ext.y1 - m && p.y <= ext.y2 + m) n.addClass('lbl');
       });
     });
+  }
+
+  /** Fits the viewport to a box of model coordinates (at most zoom 1.4), without measuring elements. */
+  private fitBox(b: { x1: number; y1: number; x2: number; y2: number }): void {
+    const cy = this.cy;
     const pad = 30;
-    const zoom = Math.max(cy.minZoom(), Math.min(1.4, (cy.width() - 2 * pad) / (x2 - x1), (cy.height() - 2 * pad) / (y2 - y1)));
-    cy.viewport({ zoom, pan: { x: (cy.width() - zoom * (x1 + x2)) / 2, y: (cy.height() - zoom * (y1 + y2)) / 2 } });
+    const zoom = Math.max(cy.minZoom(), Math.min(1.4, (cy.width() - 2 * pad) / (b.x2 - b.x1), (cy.height() - 2 * pad) / (b.y2 - b.y1)));
+    cy.viewport({ zoom, pan: { x: (cy.width() - zoom * (b.x1 + b.x2)) / 2, y: (cy.height() - zoom * (b.y1 + b.y2)) / 2 } });
   }
 
   /**
@@ -707,7 +649,8 @@ class App {
     const cy = this.cy;
     const sel = this.state.sel ? cy.getElementById(this.state.sel) : null;
     cy.batch(() => {
-      cy.elements().removeClass('sel up down faded');
+      // Only the elements that have one: a class change restyles the element.
+      cy.elements('.sel, .up, .down, .faded').removeClass('sel up down faded');
       if (!sel || sel.empty()) return;
       const up = sel.predecessors();
       const down = sel.successors();
@@ -1153,6 +1096,101 @@ function wrapName(name: string, width: number): string[] {
   return lines;
 }
 
+interface RankLayout {
+  pos: Map<string, { x: number; y: number }>;
+  box: { x1: number; y1: number; x2: number; y2: number }; // of the nodes, with their sizes
+  ms: number;
+}
+
+/**
+ * The layout of big neighbourhoods, where dagre's crossing minimisation
+ * takes seconds: rank = signed hops from the centre (left upstream, right
+ * downstream), order in a rank by the order of the neighbours one rank
+ * nearer the centre (a breadth-first tree from the centre has no crossing
+ * then). O(n log n) over plain maps, before the elements reach cytoscape.
+ */
+function rankLayout(centerId: string | null, visN: Map<string, LNode>, visE: Map<string, LEdge>, datas: Map<string, Record<string, unknown>>): RankLayout {
+  const tl0 = performance.now();
+  const outs = new Map<string, string[]>();
+  const ins = new Map<string, string[]>();
+  for (const e of visE.values()) {
+    if (!outs.has(e.origin)) outs.set(e.origin, []);
+    (outs.get(e.origin) as string[]).push(e.destination);
+    if (!ins.has(e.destination)) ins.set(e.destination, []);
+    (ins.get(e.destination) as string[]).push(e.origin);
+  }
+  const center = centerId && visN.has(centerId) ? centerId : (visN.keys().next().value as string);
+  const rank = new Map<string, number>([[center, 0]]);
+  const parent = new Map<string, string>();
+  const queue = [center];
+  for (let i = 0; i < queue.length; i++) {
+    const id = queue[i];
+    const r = rank.get(id) as number;
+    const visit = (m: string, d: number): void => {
+      if (rank.has(m)) return;
+      rank.set(m, r + d);
+      parent.set(m, id);
+      queue.push(m);
+    };
+    const o = outs.get(id) || [];
+    const n = ins.get(id) || [];
+    // Away from the centre first, so that a node keeps its side.
+    if (r >= 0) o.forEach((m) => visit(m, 1));
+    if (r <= 0) n.forEach((m) => visit(m, -1));
+    o.forEach((m) => visit(m, 1));
+    n.forEach((m) => visit(m, -1));
+  }
+  let minR = 0;
+  for (const id of visN.keys()) {
+    if (!rank.has(id)) rank.set(id, --minR - 1000); // unconnected: own columns, placed left below
+  }
+  const byRank = new Map<number, string[]>();
+  for (const [id, r] of rank) {
+    if (!byRank.has(r)) byRank.set(r, []);
+    (byRank.get(r) as string[]).push(id);
+  }
+  const ranks = [...byRank.keys()].filter((r) => r > -1000).sort((a, b) => Math.abs(a) - Math.abs(b) || a - b);
+  const index = new Map<string, number>();
+  const ROW = 50;
+  const RANK = 230;
+  const COL = 40; // a wider rank is wrapped into sub-columns of this many nodes
+  const pos = new Map<string, { x: number; y: number }>();
+  const cols = (r: number): number => Math.ceil((byRank.get(r) as string[]).length / COL);
+  // x of each rank: ranks further from the centre start after the sub-columns of the nearer ones.
+  const xOf = new Map<number, number>([[0, 0]]);
+  for (let r = 1; byRank.has(r); r++) xOf.set(r, (xOf.get(r - 1) as number) + (cols(r - 1) - 1) * (RANK * 0.8) + RANK);
+  for (let r = -1; byRank.has(r); r--) xOf.set(r, (xOf.get(r + 1) as number) - (cols(r) - 1) * (RANK * 0.8) - RANK);
+  for (const r of ranks) {
+    const ids = byRank.get(r) as string[];
+    ids.sort((a, b) => (index.get(parent.get(a) || '') ?? 0) - (index.get(parent.get(b) || '') ?? 0) || (a < b ? -1 : a > b ? 1 : 0));
+    const rows = Math.min(COL, ids.length);
+    const x0 = xOf.get(r) ?? r * RANK;
+    ids.forEach((id, i) => {
+      index.set(id, i);
+      const c = Math.floor(i / COL);
+      pos.set(id, { x: x0 + c * RANK * 0.8, y: ((i % COL) - (rows - 1) / 2) * ROW });
+    });
+  }
+  let x = 0;
+  for (const [r, ids] of byRank) {
+    if (r > -1000) continue;
+    ids.forEach((id, i) => pos.set(id, { x, y: (i + 1) * ROW + 2000 }));
+    x += RANK;
+  }
+  // The box from the known node sizes: a fit would measure every label.
+  const box = { x1: Infinity, y1: Infinity, x2: -Infinity, y2: -Infinity };
+  for (const [id, p] of pos) {
+    const d = datas.get(id);
+    const w = (d ? (d.w as number) : 60) / 2;
+    const h = (d ? (d.h as number) : 30) / 2;
+    box.x1 = Math.min(box.x1, p.x - w);
+    box.x2 = Math.max(box.x2, p.x + w);
+    box.y1 = Math.min(box.y1, p.y - h);
+    box.y2 = Math.max(box.y2, p.y + h);
+  }
+  return { pos, box, ms: performance.now() - tl0 };
+}
+
 function nodeData(n: LNode, m: { up: number; down: number }, center: boolean): Record<string, unknown> {
   const extra: string[] = [];
   if (m.up) extra.push('◂ ' + m.up + ' more');
@@ -1184,9 +1222,9 @@ const STYLE: cytoscape.StylesheetJson = [
       'text-wrap': 'wrap',
       'text-valign': 'center',
       'text-halign': 'center',
-      'font-size': 13,
+      'font-size': LABEL_FONT,
       'font-family': 'system-ui, sans-serif',
-      'min-zoomed-font-size': 5,
+      'min-zoomed-font-size': LABEL_MIN_PX,
       color: '#1d2330',
       'background-color': '#e8f0fd',
       'border-width': 1.5,
@@ -1215,6 +1253,18 @@ const STYLE: cytoscape.StylesheetJson = [
   { selector: '.faded', style: { opacity: 0.35 } },
   { selector: 'node:selected', style: { 'overlay-opacity': 0 } },
 ];
+
+// Above DAGRE_MAX_NODES: nodes without labels until the user zooms in far
+// enough to read them (labelsInView: measuring and caching 1,000 labels
+// is a third of the first frame, and at the zoom that fits 1,000 nodes
+// min-zoomed-font-size hides them anyway), and haystack edges (no edge-endpoint geometry to
+// compute: the cheapest edges cytoscape draws) with a mid arrow for the
+// direction.
+const STYLE_BIG: cytoscape.StylesheetJson = STYLE.map((r) =>
+  r.selector === 'edge'
+    ? { selector: 'edge', style: { width: 1.5, 'line-color': '#9aa3b5', 'mid-target-arrow-color': '#9aa3b5', 'mid-target-arrow-shape': 'triangle', 'curve-style': 'haystack', 'haystack-radius': 0, 'arrow-scale': 0.9 } }
+    : r.selector === 'node' ? { selector: 'node', style: { ...(r as unknown as { style: Record<string, unknown> }).style, label: '' } } : r,
+).concat([{ selector: 'node.lbl', style: { label: 'data(label)' } }]) as cytoscape.StylesheetJson;
 
 document.addEventListener('DOMContentLoaded', () => {
   new App();
