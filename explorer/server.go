@@ -39,8 +39,13 @@ type Config struct {
 	// RunScan is the most Run vertices of one job looked at for its state
 	// (default 1,000).
 	RunScan int
-	// IndexRefresh is how often the search index is reloaded (default 30 s).
-	IndexRefresh time.Duration
+	// IndexRefresh is how often the search index reads what is new since
+	// its last read (default 30 s): the endpoints of edges first seen at
+	// most IndexLateness (default 5 min) before that read, by the
+	// producers' event time. IndexFullRefresh is how often it is reloaded
+	// in full instead (default 10 min), which also drops deleted vertices
+	// and finds what a delta cannot (vertices without edges, late events).
+	IndexRefresh, IndexLateness, IndexFullRefresh time.Duration
 	// PollInterval is how often a watched subgraph is read again (default
 	// 500 ms); Heartbeat how often an idle watch stream gets an SSE comment
 	// (default 15 s).
@@ -72,6 +77,8 @@ func (c Config) WithDefaults() Config {
 	def(&c.RunScan, 1000)
 	defd(&c.RequestTimeout, 10*time.Second)
 	defd(&c.IndexRefresh, 30*time.Second)
+	defd(&c.IndexLateness, 5*time.Minute)
+	defd(&c.IndexFullRefresh, 10*time.Minute)
 	defd(&c.PollInterval, 500*time.Millisecond)
 	defd(&c.Heartbeat, 15*time.Second)
 	if c.Logger == nil {
@@ -93,8 +100,11 @@ func (c Config) Validate() error {
 	if c.MaxNodes < c.DefaultMaxNodes {
 		bad("MaxNodes (%d, -explorer-max-nodes) is below DefaultMaxNodes (%d, the maxNodes of a request that gives none): raise it", c.MaxNodes, c.DefaultMaxNodes)
 	}
-	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 {
-		bad("RequestTimeout, IndexRefresh and Heartbeat must be positive, PollInterval at least 10ms")
+	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.IndexLateness < 0 || c.IndexFullRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 {
+		bad("RequestTimeout, IndexRefresh, IndexLateness, IndexFullRefresh and Heartbeat must be positive, PollInterval at least 10ms")
+	}
+	if c.IndexFullRefresh < c.IndexRefresh {
+		bad("IndexFullRefresh (%v, -explorer-index-full-refresh) is below IndexRefresh (%v, -explorer-index-refresh): a full reload cannot be more frequent than the incremental one", c.IndexFullRefresh, c.IndexRefresh)
 	}
 	return errors.Join(errs...)
 }
@@ -130,15 +140,38 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Start loads the search index in the background and reloads it every
-// IndexRefresh until Close.
+// Start loads the search index in the background, reads what is new every
+// IndexRefresh and reloads it in full every IndexFullRefresh, until Close.
 func (s *Server) Start() {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
+		var lastFull, mark time.Time // start of the last full load, of the last successful read
 		for {
-			if err := s.index.load(s.bgCtx, s.graph); err != nil && s.bgCtx.Err() == nil {
-				s.log.Warn("explorer: search index load failed; retrying", "err", err)
+			start := time.Now()
+			if lastFull.IsZero() || start.Sub(lastFull) >= s.cfg.IndexFullRefresh || s.index.failing() {
+				if err := s.index.load(s.bgCtx, s.graph); err != nil {
+					if s.bgCtx.Err() == nil {
+						s.log.Warn("explorer: search index load failed; retrying", "err", err)
+					}
+				} else {
+					lastFull, mark = start, start
+					s.log.Debug("explorer: search index loaded", "ms", time.Since(start).Milliseconds())
+				}
+			} else {
+				n, err := s.index.loadNew(s.bgCtx, s.graph, mark.Add(-s.cfg.IndexLateness).UnixMilli())
+				switch {
+				case errors.Is(err, errDeltaTooBig):
+					lastFull = time.Time{} // reload in full at once
+					continue
+				case err != nil:
+					if s.bgCtx.Err() == nil {
+						s.log.Warn("explorer: search index update failed; retrying", "err", err)
+					}
+				default:
+					mark = start
+					s.log.Debug("explorer: search index updated", "new", n, "ms", time.Since(start).Milliseconds())
+				}
 			}
 			wait := s.cfg.IndexRefresh
 			if s.index.failing() {
