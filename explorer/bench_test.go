@@ -341,6 +341,13 @@ func BenchmarkIndexLoad(b *testing.B) {
 		nm, _ := s.index.snapshot(ctx)
 		b.ReportMetric(float64(len(nm.entries)+len(nm.extra)), "entries")
 	})
+	b.Run("count", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := countVertices(ctx, s.graph); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("incremental", func(b *testing.B) {
 		b.ReportAllocs()
 		n := 0

@@ -23,9 +23,10 @@ import (
 //
 // It is loaded in full at start and every Config.IndexFullRefresh (ids
 // only, one request per label group: the only way to see deletions), and
-// in between every Config.IndexRefresh reads only what is new (loadNew:
-// the endpoints of edges whose firstSeen is recent, one request returning
-// a handful of rows). It also grows with every vertex a lineage answer
+// in between every Config.IndexRefresh counts the indexed labels
+// (countVertices) and, while the counts changed recently, reads only what
+// is new (loadNew: the endpoints of edges whose firstSeen is recent, one
+// request returning a handful of rows); see Server.Start. It also grows with every vertex a lineage answer
 // returns, so a node seen in a view is searchable at once.
 type index struct {
 	mu struct {
@@ -36,8 +37,47 @@ type index struct {
 		loadedAt time.Time
 		err      error // of the last load
 	}
-	// Loads done (full) and new-vertex reads done (delta), for tests and logs.
-	fullLoads, deltaLoads atomic.Int64
+	// Loads done (full), new-vertex reads done (delta) and refreshes that
+	// found the vertex counts unchanged (skip), for tests and logs.
+	fullLoads, deltaLoads, deltaSkips atomic.Int64
+}
+
+// vertexCounts is the number of Dataset, Job and DatasetAlias vertices by
+// label: one count request (no ids sent), the cheap test of whether
+// anything was added or deleted since the last read.
+type vertexCounts map[string]int64
+
+func countVertices(ctx context.Context, gr *graph) (vertexCounts, error) {
+	rows, err := gr.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		return g.V().HasLabel("Dataset", "Job", "DatasetAlias").GroupCount().By(gremlingo.T.Label)
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := vertexCounts{}
+	for _, r := range rows {
+		m, err := rowMap(r)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			n, _ := asInt64(v)
+			c[asString(k)] = n
+		}
+	}
+	return c, nil
+}
+
+func (c vertexCounts) equal(o vertexCounts) bool {
+	if c == nil || o == nil || len(c) != len(o) {
+		return false
+	}
+	for k, v := range c {
+		if o[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 type indexEntry struct {

@@ -53,6 +53,12 @@ func TestIndexIncremental(t *testing.T) {
 	if n := s.index.fullLoads.Load(); n != 1 {
 		t.Fatalf("%d full loads after start, want 1", n)
 	}
+	// Nothing written: a refresh is a count that finds nothing changed.
+	for end := time.Now().Add(10 * time.Second); s.index.deltaSkips.Load() < 2 && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	}
+	if k, d := s.index.deltaSkips.Load(), s.index.deltaLoads.Load(); k < 2 || d != 0 {
+		t.Errorf("with nothing written: %d refreshes skipped after a count, %d reads of what is new; want only skips", k, d)
+	}
 
 	tag := fmt.Sprintf("%d", time.Now().UnixNano())
 	fresh := lineage.Dataset{Namespace: "s3://lake", Name: "fresh/part_" + tag}

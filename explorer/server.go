@@ -43,8 +43,9 @@ type Config struct {
 	// its last read (default 30 s): the endpoints of edges first seen at
 	// most IndexLateness (default 5 min) before that read, by the
 	// producers' event time. IndexFullRefresh is how often it is reloaded
-	// in full instead (default 10 min), which also drops deleted vertices
-	// and finds what a delta cannot (vertices without edges, late events).
+	// in full instead (default 10 min, or IndexRefresh if longer), which
+	// also drops deleted vertices and finds what a delta cannot (vertices
+	// without edges, late events).
 	IndexRefresh, IndexLateness, IndexFullRefresh time.Duration
 	// PollInterval is how often a watched subgraph is read again (default
 	// 500 ms); Heartbeat how often an idle watch stream gets an SSE comment
@@ -78,7 +79,7 @@ func (c Config) WithDefaults() Config {
 	defd(&c.RequestTimeout, 10*time.Second)
 	defd(&c.IndexRefresh, 30*time.Second)
 	defd(&c.IndexLateness, 5*time.Minute)
-	defd(&c.IndexFullRefresh, 10*time.Minute)
+	defd(&c.IndexFullRefresh, max(10*time.Minute, c.IndexRefresh))
 	defd(&c.PollInterval, 500*time.Millisecond)
 	defd(&c.Heartbeat, 15*time.Second)
 	if c.Logger == nil {
@@ -140,37 +141,52 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Start loads the search index in the background, reads what is new every
-// IndexRefresh and reloads it in full every IndexFullRefresh, until Close.
+// Start loads the search index in the background and refreshes it every
+// IndexRefresh until Close: a count of the indexed labels first; a read of
+// what is new (loadNew) only while the counts changed within the last
+// IndexLateness (a vertex is written before its edges, and an edge may come
+// that much later than the change); a full load every IndexFullRefresh (and
+// when a read of what is new is too big).
 func (s *Server) Start() {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		var lastFull, mark time.Time // start of the last full load, of the last successful read
+		var lastFull, mark, changed time.Time // last full load, last successful refresh, last count change
+		var counts vertexCounts               // of the graph at the last count
 		for {
 			start := time.Now()
 			if lastFull.IsZero() || start.Sub(lastFull) >= s.cfg.IndexFullRefresh || s.index.failing() {
+				c, _ := countVertices(s.bgCtx, s.graph) // nil on error: the next refresh reads what is new
 				if err := s.index.load(s.bgCtx, s.graph); err != nil {
 					if s.bgCtx.Err() == nil {
 						s.log.Warn("explorer: search index load failed; retrying", "err", err)
 					}
 				} else {
-					lastFull, mark = start, start
+					lastFull, mark, counts, changed = start, start, c, time.Time{}
 					s.log.Debug("explorer: search index loaded", "ms", time.Since(start).Milliseconds())
 				}
 			} else {
-				n, err := s.index.loadNew(s.bgCtx, s.graph, mark.Add(-s.cfg.IndexLateness).UnixMilli())
-				switch {
-				case errors.Is(err, errDeltaTooBig):
-					lastFull = time.Time{} // reload in full at once
-					continue
-				case err != nil:
-					if s.bgCtx.Err() == nil {
-						s.log.Warn("explorer: search index update failed; retrying", "err", err)
-					}
-				default:
+				c, err := countVertices(s.bgCtx, s.graph)
+				if err != nil || !c.equal(counts) {
+					counts, changed = c, start
+				}
+				if start.Sub(changed) > s.cfg.IndexLateness {
+					s.index.deltaSkips.Add(1)
 					mark = start
-					s.log.Debug("explorer: search index updated", "new", n, "ms", time.Since(start).Milliseconds())
+				} else {
+					n, err := s.index.loadNew(s.bgCtx, s.graph, mark.Add(-s.cfg.IndexLateness).UnixMilli())
+					switch {
+					case errors.Is(err, errDeltaTooBig):
+						lastFull = time.Time{} // reload in full at once
+						continue
+					case err != nil:
+						if s.bgCtx.Err() == nil {
+							s.log.Warn("explorer: search index update failed; retrying", "err", err)
+						}
+					default:
+						mark = start
+						s.log.Debug("explorer: search index updated", "new", n, "ms", time.Since(start).Milliseconds())
+					}
 				}
 			}
 			wait := s.cfg.IndexRefresh

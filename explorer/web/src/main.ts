@@ -20,6 +20,8 @@ const MAX_SSE = 4; // browsers allow 6 HTTP/1.1 connections per host
 const RETRY_MS = 2000;
 // Above this many nodes the layered (dagre) layout takes seconds: the rank layout is used.
 const DAGRE_MAX_NODES = 250;
+// A dataset's details list at most this many producing jobs.
+const MAX_PRODUCERS = 10;
 // Node labels: font size, and the smallest rendered size drawn (min-zoomed-font-size).
 const LABEL_FONT = 13;
 const LABEL_MIN_PX = 5;
@@ -254,6 +256,8 @@ class App {
 
     this.setupDepth();
     this.setupSearch();
+    // An empty explorer is a search box: type at once.
+    if (!this.state.node) ($('search-input') as HTMLInputElement).focus();
     $('fit').addEventListener('click', () => this.cy.fit(undefined, 30));
     const ds = $('ds-only') as HTMLInputElement;
     ds.addEventListener('change', () => {
@@ -807,7 +811,10 @@ class App {
         if (ab.signal.aborted) return;
         box.removeAttribute('aria-busy');
         box.replaceChildren(...this.detailsView(d));
-        if (d.type === 'DATASET') this.columnLineage(d, box, ab.signal);
+        if (d.type === 'DATASET') {
+          this.producers(d, box, ab.signal);
+          this.columnLineage(d, box, ab.signal);
+        }
       },
       (e) => {
         if (ab.signal.aborted || (e as Error).name === 'AbortError') return;
@@ -817,6 +824,49 @@ class App {
         if (err.graphDown) this.showError(err);
       },
     );
+  }
+
+  /**
+   * Adds "Produced by" to a dataset's details: the jobs writing it, each
+   * with its newest failed run (time and error) when it has one, so that
+   * "who feeds this table, and did last night's run fail?" needs no click.
+   */
+  private producers(d: NodeDetails, box: HTMLElement, signal: AbortSignal): void {
+    const jobs = (d.inputs || []).filter((id) => id.startsWith('job:')).slice(0, MAX_PRODUCERS);
+    if (!jobs.length) return;
+    const ul = el('ul', { id: 'producers', 'aria-label': 'Jobs writing this dataset' });
+    const items = new Map<string, HTMLElement>();
+    for (const id of jobs) {
+      const n = this.nodes.get(id);
+      const name = n ? n.name : id.replace(/^job:/, '');
+      const b = el('button', { type: 'button', class: 'link', 'data-act': 'select' }, name);
+      b.addEventListener('click', () => {
+        if (this.cy.getElementById(id).nonempty()) this.select(id, true);
+        else this.focus(id);
+      });
+      const li = el('li', { 'data-node-id': id }, b, el('span', { class: 'hint' }, ' …'));
+      items.set(id, li);
+      ul.append(li);
+    }
+    box.append(el('h3', {}, 'Produced by'), ul);
+    for (const id of jobs) {
+      fetchNode(id, signal).then(
+        (j) => {
+          if (signal.aborted) return;
+          const li = items.get(id) as HTMLElement;
+          const failed = (j.runs || []).find((r) => r.state === 'FAIL' || r.state === 'ABORT');
+          const info = failed
+            ? el('div', { class: 'failed-run', 'data-run-id': failed.runId },
+                el('span', { class: 'state ' + failed.state }, failed.state), ' ', fmtTime(failed.startedAt ?? failed.endedAt ?? failed.updatedAt),
+                failed.errorMessage ? el('div', { class: 'error-message', title: failed.errorMessage }, shorten(failed.errorMessage, 300)) : null)
+            : el('span', { class: 'hint' }, ' no failed run recorded');
+          li.replaceChild(info, li.lastChild as Node);
+        },
+        () => {
+          /* unreadable job details: the job's own details say why */
+        },
+      );
+    }
   }
 
   /** Adds the dataset's column lineage (each field and the fields it comes from), if the graph has any. */
