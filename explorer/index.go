@@ -40,6 +40,9 @@ type index struct {
 	// Loads done (full), new-vertex reads done (delta) and refreshes that
 	// found the vertex counts unchanged (skip), for tests and logs.
 	fullLoads, deltaLoads, deltaSkips atomic.Int64
+	// forceDelta (tests) makes a refresh read what is new even when the
+	// last such read took longer than a full load.
+	forceDelta atomic.Bool
 }
 
 // vertexCounts is the number of Dataset, Job and DatasetAlias vertices by

@@ -142,38 +142,49 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Start loads the search index in the background and refreshes it every
-// IndexRefresh until Close: a count of the indexed labels first; a read of
-// what is new (loadNew) only while the counts changed within the last
-// IndexLateness (a vertex is written before its edges, and an edge may come
-// that much later than the change); a full load every IndexFullRefresh (and
-// when a read of what is new is too big).
+// IndexRefresh until Close: a count of the indexed labels first; while the
+// counts changed within the last IndexLateness (a vertex is written before
+// its edges, and an edge may come that much later than the change), a read
+// of what is new (loadNew); a full load every IndexFullRefresh, when a read
+// of what is new is too big, and instead of the reads of what is new when
+// the last one took longer than the last full load (TinkerGraph has no
+// range index: there the edge scan of loadNew costs more than the id scan
+// of a full load, bench/RESULTS.md).
 func (s *Server) Start() {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
 		var lastFull, mark, changed time.Time // last full load, last successful refresh, last count change
 		var counts vertexCounts               // of the graph at the last count
+		var fullCost, deltaCost time.Duration // of the last full load, of the last read of what is new
+		full := func(start time.Time, c vertexCounts) {
+			if err := s.index.load(s.bgCtx, s.graph); err != nil {
+				if s.bgCtx.Err() == nil {
+					s.log.Warn("explorer: search index load failed; retrying", "err", err)
+				}
+				return
+			}
+			fullCost = time.Since(start)
+			lastFull, mark, counts, changed = start, start, c, time.Time{}
+			s.log.Debug("explorer: search index loaded", "ms", fullCost.Milliseconds())
+		}
 		for {
 			start := time.Now()
 			if lastFull.IsZero() || start.Sub(lastFull) >= s.cfg.IndexFullRefresh || s.index.failing() {
 				c, _ := countVertices(s.bgCtx, s.graph) // nil on error: the next refresh reads what is new
-				if err := s.index.load(s.bgCtx, s.graph); err != nil {
-					if s.bgCtx.Err() == nil {
-						s.log.Warn("explorer: search index load failed; retrying", "err", err)
-					}
-				} else {
-					lastFull, mark, counts, changed = start, start, c, time.Time{}
-					s.log.Debug("explorer: search index loaded", "ms", time.Since(start).Milliseconds())
-				}
+				full(start, c)
 			} else {
 				c, err := countVertices(s.bgCtx, s.graph)
 				if err != nil || !c.equal(counts) {
 					counts, changed = c, start
 				}
-				if start.Sub(changed) > s.cfg.IndexLateness {
+				switch {
+				case start.Sub(changed) > s.cfg.IndexLateness:
 					s.index.deltaSkips.Add(1)
 					mark = start
-				} else {
+				case !s.index.forceDelta.Load() && err == nil && deltaCost > fullCost:
+					full(start, c) // reads the new vertices with or without edges: no tail of reads
+				default:
 					n, err := s.index.loadNew(s.bgCtx, s.graph, mark.Add(-s.cfg.IndexLateness).UnixMilli())
 					switch {
 					case errors.Is(err, errDeltaTooBig):
@@ -184,8 +195,8 @@ func (s *Server) Start() {
 							s.log.Warn("explorer: search index update failed; retrying", "err", err)
 						}
 					default:
-						mark = start
-						s.log.Debug("explorer: search index updated", "new", n, "ms", time.Since(start).Milliseconds())
+						deltaCost, mark = time.Since(start), start
+						s.log.Debug("explorer: search index updated", "new", n, "ms", deltaCost.Milliseconds())
 					}
 				}
 			}
