@@ -715,30 +715,38 @@ class App {
     const ul = $('nodelist');
     const have = new Map<string, HTMLElement>();
     for (const li of Array.from(ul.children) as HTMLElement[]) have.set(li.dataset.nodeId || '', li);
-    const order = [...visN.values()].sort((a, b) => a.type.localeCompare(b.type) || a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+    const order = [...visN.values()].sort((a, b) => COLLATOR.compare(a.type, b.type) || COLLATOR.compare(a.name, b.name) || COLLATOR.compare(a.id, b.id));
     const now = String(Date.now());
-    const frag: HTMLElement[] = [];
+    // Items that are new or changed are written as HTML and parsed at once:
+    // 1,000 items are ~8,000 DOM calls otherwise.
+    const frag: (HTMLElement | null)[] = [];
+    const html: string[] = [];
     for (const n of order) {
       const m = more.get(n.id) || { up: 0, down: 0 };
       const sig = [n.name, n.type, m.up, m.down, n.hasFailedRuns, n.id === this.state.node].join('|');
-      let li = have.get(n.id);
-      if (!li || li.dataset.sig !== sig) {
-        const label = kindName(n.type) + ' ' + n.name + ' in ' + n.namespace + (n.hasFailedRuns ? ', has failed runs' : '') +
-          (m.up ? ', ' + m.up + ' more upstream' : '') + (m.down ? ', ' + m.down + ' more downstream' : '');
-        const fresh = el('li', { 'data-node-id': n.id, 'data-sig': sig, 'data-added-at': li?.dataset.addedAt || now },
-          el('span', { class: 'kind ' + n.type, 'aria-hidden': 'true' }, n.type === 'JOB' ? 'J' : 'D'),
-          el('button', { type: 'button', class: 'nb', 'aria-label': label, title: n.namespace + ' / ' + n.name }, n.name),
-          n.hasFailedRuns ? el('span', { class: 'badge-fail', 'aria-hidden': 'true' }, 'failed') : null,
-          m.up + m.down > 0 && n.id !== this.state.node && !this.state.x.includes(n.id)
-            ? el('button', { type: 'button', class: 'xb', 'data-act': 'expand', 'aria-label': 'Expand ' + n.name + ' (' + (m.up + m.down) + ' more)' }, '+' + (m.up + m.down))
-            : null,
-          n.id !== this.state.node ? el('button', { type: 'button', class: 'xb', 'data-act': 'focus', 'aria-label': 'Open the lineage of ' + n.name }, 'open') : null,
-        );
-        li = fresh;
+      const li = have.get(n.id);
+      if (li && li.dataset.sig === sig) {
+        frag.push(li);
+        continue;
       }
-      frag.push(li);
+      const label = kindName(n.type) + ' ' + n.name + ' in ' + n.namespace + (n.hasFailedRuns ? ', has failed runs' : '') +
+        (m.up ? ', ' + m.up + ' more upstream' : '') + (m.down ? ', ' + m.down + ' more downstream' : '');
+      const k = m.up + m.down;
+      html.push('<li data-node-id="' + esc(n.id) + '" data-sig="' + esc(sig) + '" data-added-at="' + esc(li?.dataset.addedAt || now) + '">' +
+        '<span class="kind ' + esc(n.type) + '" aria-hidden="true">' + (n.type === 'JOB' ? 'J' : 'D') + '</span>' +
+        '<button type="button" class="nb" aria-label="' + esc(label) + '" title="' + esc(n.namespace + ' / ' + n.name) + '">' + esc(n.name) + '</button>' +
+        (n.hasFailedRuns ? '<span class="badge-fail" aria-hidden="true">failed</span>' : '') +
+        (k > 0 && n.id !== this.state.node && !this.state.x.includes(n.id)
+          ? '<button type="button" class="xb" data-act="expand" aria-label="' + esc('Expand ' + n.name + ' (' + k + ' more)') + '">+' + k + '</button>'
+          : '') +
+        (n.id !== this.state.node ? '<button type="button" class="xb" data-act="focus" aria-label="' + esc('Open the lineage of ' + n.name) + '">open</button>' : '') +
+        '</li>');
+      frag.push(null);
     }
-    ul.replaceChildren(...frag);
+    const made = parseItems(html);
+    let j = 0;
+    for (let i = 0; i < frag.length; i++) if (frag[i] === null) frag[i] = made[j++];
+    ul.replaceChildren(...(frag as HTMLElement[]));
     if (!ul.dataset.wired) {
       ul.dataset.wired = '1';
       ul.addEventListener('click', (ev) => {
@@ -761,18 +769,24 @@ class App {
     const el2 = $('edgelist');
     const haveE = new Map<string, HTMLElement>();
     for (const li of Array.from(el2.children) as HTMLElement[]) haveE.set(li.dataset.edgeId || '', li);
-    const items: HTMLElement[] = [];
+    const items: (HTMLElement | null)[] = [];
+    const ehtml: string[] = [];
     for (const e of visE.values()) {
-      let li = haveE.get(e.id);
-      if (!li) {
-        const a = visN.get(e.origin);
-        const b = visN.get(e.destination);
-        li = el('li', { 'data-edge-id': e.id, 'data-added-at': now, 'data-type': e.type, 'data-origin': e.origin, 'data-destination': e.destination },
-          (a ? a.name : e.origin) + ' → ' + (b ? b.name : e.destination) + ' (' + e.type + ')');
+      const li = haveE.get(e.id);
+      if (li) {
+        items.push(li);
+        continue;
       }
-      items.push(li);
+      const a = visN.get(e.origin);
+      const b = visN.get(e.destination);
+      ehtml.push('<li data-edge-id="' + esc(e.id) + '" data-added-at="' + now + '" data-type="' + esc(e.type) + '" data-origin="' + esc(e.origin) +
+        '" data-destination="' + esc(e.destination) + '">' + esc((a ? a.name : e.origin) + ' → ' + (b ? b.name : e.destination) + ' (' + e.type + ')') + '</li>');
+      items.push(null);
     }
-    el2.replaceChildren(...items);
+    const emade = parseItems(ehtml);
+    let k = 0;
+    for (let i = 0; i < items.length; i++) if (items[i] === null) items[i] = emade[k++];
+    el2.replaceChildren(...(items as HTMLElement[]));
   }
 
   private renderListClasses(): void {
@@ -1100,6 +1114,21 @@ class App {
     });
     input.addEventListener('blur', () => window.setTimeout(close, 100));
   }
+}
+
+const COLLATOR = new Intl.Collator();
+
+/** s with the characters that are special in HTML text and attribute values escaped. */
+function esc(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
+}
+
+/** The elements of the given HTML snippets (one element each, escaped with esc), parsed at once. */
+function parseItems(html: string[]): HTMLElement[] {
+  if (!html.length) return [];
+  const t = document.createElement('template');
+  t.innerHTML = html.join('');
+  return Array.from(t.content.children) as HTMLElement[];
 }
 
 function parseJSON(v: unknown): unknown {
