@@ -2,12 +2,16 @@ package explorer
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
+
+	"github.com/lineageflow/lineageflow/sink"
 )
 
 // index is the in-process name index behind search and the Marquez
@@ -17,18 +21,66 @@ import (
 // search as a Gremlin text predicate (TextP.containing) is a full vertex
 // scan on TinkerGraph and on Neptune (without its OpenSearch integration).
 //
-// It is loaded at start, reloaded every Config.IndexRefresh (ids only, one
-// request), and grows between reloads with every vertex a lineage answer
+// It is loaded in full at start and every Config.IndexFullRefresh (ids
+// only, one request per label group: the only way to see deletions), and
+// in between every Config.IndexRefresh counts the indexed labels
+// (countVertices) and, while the counts changed recently, reads only what
+// is new (loadNew: the endpoints of edges whose firstSeen is recent, one
+// request returning a handful of rows); see Server.Start. It also grows with every vertex a lineage answer
 // returns, so a node seen in a view is searchable at once.
 type index struct {
 	mu struct {
 		sync.RWMutex
-		names    *names // immutable; replaced, never changed
-		byID     map[string]struct{}
-		loaded   chan struct{} // closed after the first successful load
+		names    *names              // immutable; replaced, never changed
+		byID     map[string]struct{} // vertex ids, and alias keys (aliasKey), in names
+		loaded   chan struct{}       // closed after the first successful load
 		loadedAt time.Time
 		err      error // of the last load
 	}
+	// Loads done (full), new-vertex reads done (delta) and refreshes that
+	// found the vertex counts unchanged (skip), for tests and logs.
+	fullLoads, deltaLoads, deltaSkips atomic.Int64
+	// forceDelta (tests) makes a refresh read what is new even when the
+	// last such read took longer than a full load.
+	forceDelta atomic.Bool
+}
+
+// vertexCounts is the number of Dataset, Job and DatasetAlias vertices by
+// label: one count request (no ids sent), the cheap test of whether
+// anything was added or deleted since the last read.
+type vertexCounts map[string]int64
+
+func countVertices(ctx context.Context, gr *graph) (vertexCounts, error) {
+	rows, err := gr.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		return g.V().HasLabel("Dataset", "Job", "DatasetAlias").GroupCount().By(gremlingo.T.Label)
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := vertexCounts{}
+	for _, r := range rows {
+		m, err := rowMap(r)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			n, _ := asInt64(v)
+			c[asString(k)] = n
+		}
+	}
+	return c, nil
+}
+
+func (c vertexCounts) equal(o vertexCounts) bool {
+	if c == nil || o == nil || len(c) != len(o) {
+		return false
+	}
+	for k, v := range c {
+		if o[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 type indexEntry struct {
@@ -38,11 +90,41 @@ type indexEntry struct {
 	lower string // lower-cased name searched (the alias's name for an alias)
 }
 
+// aliasKey is the byID key of an alias entry.
+func aliasKey(aliasID, datasetID string) string { return aliasID + "\x00" + datasetID }
+
 func newIndex() *index {
 	ix := &index{}
 	ix.mu.loaded = make(chan struct{})
 	ix.mu.byID = map[string]struct{}{}
 	return ix
+}
+
+// aliasEntry is the index entry of DatasetAlias aliasID standing for the
+// Dataset datasetID (false when either id is not one).
+func aliasEntry(aliasID, datasetID string) (indexEntry, bool) {
+	a, ok := refOfVertexID(aliasID)
+	if !ok || !strings.HasPrefix(aliasID, "alias:") {
+		return indexEntry{}, false
+	}
+	t, ok := refOfVertexID(datasetID)
+	if !ok || t.Kind != KindDataset || strings.HasPrefix(datasetID, "alias:") {
+		return indexEntry{}, false
+	}
+	return indexEntry{vid: datasetID, ref: t, alias: &a, lower: strings.ToLower(a.Name)}, true
+}
+
+// vertexEntry is the index entry of a Dataset or Job vertex id (false for
+// any other vertex: Run, DatasetField, DatasetAlias).
+func vertexEntry(id string) (indexEntry, bool) {
+	if strings.HasPrefix(id, "alias:") {
+		return indexEntry{}, false
+	}
+	ref, ok := refOfVertexID(id)
+	if !ok {
+		return indexEntry{}, false
+	}
+	return indexEntry{vid: id, ref: ref, lower: strings.ToLower(ref.Name)}, true
 }
 
 // load reads every Dataset, Job and DatasetAlias vertex and replaces the
@@ -59,11 +141,11 @@ func (ix *index) load(ctx context.Context, gr *graph) error {
 		})
 		if err == nil {
 			entries := make([]indexEntry, 0, len(rows)+len(aliasRows))
-			byID := make(map[string]struct{}, len(rows))
+			byID := make(map[string]struct{}, len(rows)+len(aliasRows))
 			for _, r := range rows {
 				id := asString(r.GetInterface())
-				if ref, ok := refOfVertexID(id); ok {
-					entries = append(entries, indexEntry{vid: id, ref: ref, lower: strings.ToLower(ref.Name)})
+				if e, ok := vertexEntry(id); ok {
+					entries = append(entries, e)
 					byID[id] = struct{}{}
 				}
 			}
@@ -73,17 +155,14 @@ func (ix *index) load(ctx context.Context, gr *graph) error {
 					continue
 				}
 				l, _ := m["t"].([]any)
-				a, ok := refOfVertexID(asString(m["id"]))
-				if !ok || len(l) != 1 {
+				if len(l) != 1 {
 					continue
 				}
-				tid := asString(l[0])
-				t, ok := refOfVertexID(tid)
-				if !ok || t.Kind != KindDataset {
-					continue
+				aid, tid := asString(m["id"]), asString(l[0])
+				if e, ok := aliasEntry(aid, tid); ok {
+					entries = append(entries, e)
+					byID[aliasKey(aid, tid)] = struct{}{}
 				}
-				alias := a
-				entries = append(entries, indexEntry{vid: tid, ref: t, alias: &alias, lower: strings.ToLower(a.Name)})
 			}
 			nm := newNames(entries)
 			ix.mu.Lock()
@@ -94,6 +173,7 @@ func (ix *index) load(ctx context.Context, gr *graph) error {
 				close(ix.mu.loaded)
 			}
 			ix.mu.Unlock()
+			ix.fullLoads.Add(1)
 			return nil
 		}
 	}
@@ -101,6 +181,57 @@ func (ix *index) load(ctx context.Context, gr *graph) error {
 	ix.mu.err = err
 	ix.mu.Unlock()
 	return err
+}
+
+// errDeltaTooBig: more new edges than one delta read takes; a full load is
+// due instead.
+var errDeltaTooBig = errors.New("explorer: too many new edges for an incremental index read")
+
+// maxDeltaRows bounds the edges one loadNew reads.
+const maxDeltaRows = 20_000
+
+// loadNew adds to the index the Dataset and Job endpoints of every edge
+// whose firstSeen is at least since (Unix ms), and the aliases of new
+// ALIAS_OF edges: a vertex is new with its first edge, and an edge's
+// firstSeen is the producer's eventTime of the first event that gave it.
+// Vertices without any edge, edges first seen earlier (a late event) and
+// deletions wait for the next full load. It returns how many entries it
+// added; errDeltaTooBig when more than maxDeltaRows edges are new.
+func (ix *index) loadNew(ctx context.Context, gr *graph, since int64) (int, error) {
+	rows, err := gr.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		T, P, __ := gremlingo.T, gremlingo.P, gremlingo.T__
+		return g.E().Has(sink.PropFirstSeen, P.Gte(since)).Limit(maxDeltaRows+1).
+			Project("l", "o", "i").By(T.Label).By(__.OutV().Id()).By(__.InV().Id())
+	})
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) > maxDeltaRows {
+		return 0, errDeltaTooBig
+	}
+	var add []indexEntry
+	var keys []string
+	for _, r := range rows {
+		m, e := rowMap(r)
+		if e != nil {
+			continue
+		}
+		o, i := asString(m["o"]), asString(m["i"])
+		if asString(m["l"]) == edgeAliasOf {
+			if e, ok := aliasEntry(o, i); ok {
+				add, keys = append(add, e), append(keys, aliasKey(o, i))
+			}
+			continue
+		}
+		for _, id := range []string{o, i} {
+			if e, ok := vertexEntry(id); ok {
+				add, keys = append(add, e), append(keys, id)
+			}
+		}
+	}
+	n := ix.add(add, keys)
+	ix.deltaLoads.Add(1)
+	return n, nil
 }
 
 func sortEntries(e []indexEntry) {
@@ -119,15 +250,26 @@ func sortEntries(e []indexEntry) {
 // observe adds vertices seen in an answer that the index lacks.
 func (ix *index) observe(vids []string) {
 	ix.mu.RLock()
-	var missing []string
+	var add []indexEntry
+	var keys []string
 	for _, id := range vids {
 		if _, ok := ix.mu.byID[id]; !ok {
-			missing = append(missing, id)
+			if e, ok := vertexEntry(id); ok {
+				add, keys = append(add, e), append(keys, id)
+			}
 		}
 	}
 	ix.mu.RUnlock()
-	if len(missing) == 0 {
-		return
+	ix.add(add, keys)
+}
+
+// add puts the entries the index lacks (keys[i]: the byID key of add[i])
+// into its observed part, and folds that part into the sorted one once it
+// holds mergeExtra entries (a search scans the observed part entry by
+// entry). It returns how many entries were new.
+func (ix *index) add(add []indexEntry, keys []string) int {
+	if len(add) == 0 {
+		return 0
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -137,20 +279,29 @@ func (ix *index) observe(vids []string) {
 	}
 	nm := *old
 	nm.extra = append([]indexEntry(nil), old.extra...)
-	for _, id := range missing {
-		if _, ok := ix.mu.byID[id]; ok || len(nm.extra) >= maxExtra {
+	n := 0
+	for i, e := range add {
+		if _, ok := ix.mu.byID[keys[i]]; ok {
 			continue
 		}
-		if ref, ok := refOfVertexID(id); ok {
-			ix.mu.byID[id] = struct{}{}
-			nm.extra = append(nm.extra, indexEntry{vid: id, ref: ref, lower: strings.ToLower(ref.Name)})
-		}
+		ix.mu.byID[keys[i]] = struct{}{}
+		nm.extra = append(nm.extra, e)
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	if len(nm.extra) >= mergeExtra {
+		ix.mu.names = newNames(append(append(make([]indexEntry, 0, len(nm.entries)+len(nm.extra)), nm.entries...), nm.extra...))
+		return n
 	}
 	ix.mu.names = &nm
+	return n
 }
 
-// maxExtra bounds the vertices added between two loads.
-const maxExtra = 50_000
+// mergeExtra is the size of the observed part at which it is folded into
+// the sorted one.
+const mergeExtra = 5_000
 
 // names is one immutable state of the index: the loaded entries, sorted,
 // their lower-cased names concatenated (NUL-separated) so that a search is

@@ -39,8 +39,14 @@ type Config struct {
 	// RunScan is the most Run vertices of one job looked at for its state
 	// (default 1,000).
 	RunScan int
-	// IndexRefresh is how often the search index is reloaded (default 30 s).
-	IndexRefresh time.Duration
+	// IndexRefresh is how often the search index reads what is new since
+	// its last read (default 30 s): the endpoints of edges first seen at
+	// most IndexLateness (default 5 min) before that read, by the
+	// producers' event time. IndexFullRefresh is how often it is reloaded
+	// in full instead (default 10 min, or IndexRefresh if longer), which
+	// also drops deleted vertices and finds what a delta cannot (vertices
+	// without edges, late events).
+	IndexRefresh, IndexLateness, IndexFullRefresh time.Duration
 	// PollInterval is how often a watched subgraph is read again (default
 	// 500 ms); Heartbeat how often an idle watch stream gets an SSE comment
 	// (default 15 s).
@@ -72,6 +78,8 @@ func (c Config) WithDefaults() Config {
 	def(&c.RunScan, 1000)
 	defd(&c.RequestTimeout, 10*time.Second)
 	defd(&c.IndexRefresh, 30*time.Second)
+	defd(&c.IndexLateness, 5*time.Minute)
+	defd(&c.IndexFullRefresh, max(10*time.Minute, c.IndexRefresh))
 	defd(&c.PollInterval, 500*time.Millisecond)
 	defd(&c.Heartbeat, 15*time.Second)
 	if c.Logger == nil {
@@ -93,8 +101,11 @@ func (c Config) Validate() error {
 	if c.MaxNodes < c.DefaultMaxNodes {
 		bad("MaxNodes (%d, -explorer-max-nodes) is below DefaultMaxNodes (%d, the maxNodes of a request that gives none): raise it", c.MaxNodes, c.DefaultMaxNodes)
 	}
-	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 {
-		bad("RequestTimeout, IndexRefresh and Heartbeat must be positive, PollInterval at least 10ms")
+	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.IndexLateness < 0 || c.IndexFullRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 {
+		bad("RequestTimeout, IndexRefresh, IndexLateness, IndexFullRefresh and Heartbeat must be positive, PollInterval at least 10ms")
+	}
+	if c.IndexFullRefresh < c.IndexRefresh {
+		bad("IndexFullRefresh (%v, -explorer-index-full-refresh) is below IndexRefresh (%v, -explorer-index-refresh): a full reload cannot be more frequent than the incremental one", c.IndexFullRefresh, c.IndexRefresh)
 	}
 	return errors.Join(errs...)
 }
@@ -130,15 +141,64 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Start loads the search index in the background and reloads it every
-// IndexRefresh until Close.
+// Start loads the search index in the background and refreshes it every
+// IndexRefresh until Close: a count of the indexed labels first; while the
+// counts changed within the last IndexLateness (a vertex is written before
+// its edges, and an edge may come that much later than the change), a read
+// of what is new (loadNew); a full load every IndexFullRefresh, when a read
+// of what is new is too big, and instead of the reads of what is new when
+// the last one took longer than the last full load (TinkerGraph has no
+// range index: there the edge scan of loadNew costs more than the id scan
+// of a full load, bench/RESULTS.md).
 func (s *Server) Start() {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
+		var lastFull, mark, changed time.Time // last full load, last successful refresh, last count change
+		var counts vertexCounts               // of the graph at the last count
+		var fullCost, deltaCost time.Duration // of the last full load, of the last read of what is new
+		full := func(start time.Time, c vertexCounts) {
+			if err := s.index.load(s.bgCtx, s.graph); err != nil {
+				if s.bgCtx.Err() == nil {
+					s.log.Warn("explorer: search index load failed; retrying", "err", err)
+				}
+				return
+			}
+			fullCost = time.Since(start)
+			lastFull, mark, counts, changed = start, start, c, time.Time{}
+			s.log.Debug("explorer: search index loaded", "ms", fullCost.Milliseconds())
+		}
 		for {
-			if err := s.index.load(s.bgCtx, s.graph); err != nil && s.bgCtx.Err() == nil {
-				s.log.Warn("explorer: search index load failed; retrying", "err", err)
+			start := time.Now()
+			if lastFull.IsZero() || start.Sub(lastFull) >= s.cfg.IndexFullRefresh || s.index.failing() {
+				c, _ := countVertices(s.bgCtx, s.graph) // nil on error: the next refresh reads what is new
+				full(start, c)
+			} else {
+				c, err := countVertices(s.bgCtx, s.graph)
+				if err != nil || !c.equal(counts) {
+					counts, changed = c, start
+				}
+				switch {
+				case start.Sub(changed) > s.cfg.IndexLateness:
+					s.index.deltaSkips.Add(1)
+					mark = start
+				case !s.index.forceDelta.Load() && err == nil && deltaCost > fullCost:
+					full(start, c) // reads the new vertices with or without edges: no tail of reads
+				default:
+					n, err := s.index.loadNew(s.bgCtx, s.graph, mark.Add(-s.cfg.IndexLateness).UnixMilli())
+					switch {
+					case errors.Is(err, errDeltaTooBig):
+						lastFull = time.Time{} // reload in full at once
+						continue
+					case err != nil:
+						if s.bgCtx.Err() == nil {
+							s.log.Warn("explorer: search index update failed; retrying", "err", err)
+						}
+					default:
+						deltaCost, mark = time.Since(start), start
+						s.log.Debug("explorer: search index updated", "new", n, "ms", deltaCost.Milliseconds())
+					}
+				}
 			}
 			wait := s.cfg.IndexRefresh
 			if s.index.failing() {

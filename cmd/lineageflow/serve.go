@@ -29,7 +29,9 @@ func runServe(ctx context.Context, args []string) error {
 		reqTO     = fs.Duration("explorer-request-timeout", 10*time.Second, "abandon one Gremlin read after this long (the API answers 503 graph_timeout)")
 		fanOut    = fs.Int("explorer-max-fanout", 100, "most neighbours of one node followed per direction and level; the rest are reported as \"more\"")
 		maxNodes  = fs.Int("explorer-max-nodes", 2000, "largest maxNodes a lineage request may ask (and the node cap of /api/v1/lineage)")
-		refresh   = fs.Duration("explorer-index-refresh", 30*time.Second, "reload the search index (every Dataset, Job and DatasetAlias id) this often")
+		refresh   = fs.Duration("explorer-index-refresh", 30*time.Second, "add to the search index what is new this often (the endpoints of edges first seen since the last read, minus -explorer-index-lateness)")
+		lateness  = fs.Duration("explorer-index-lateness", 5*time.Minute, "how far before its last read the search index looks for new edges (their firstSeen is the producers' event time: cover the workers' delay)")
+		fullRef   = fs.Duration("explorer-index-full-refresh", 10*time.Minute, "reload the search index in full (every Dataset, Job and DatasetAlias id) this often: drops deleted vertices, finds late ones")
 		poll      = fs.Duration("explorer-poll-interval", 500*time.Millisecond, "how often a watched view is read again (one shared poller per distinct view)")
 		logFormat = fs.String("log-format", "text", "log format: json or text")
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -63,7 +65,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	srv, err := explorer.New(explorer.Config{
 		Dialer: dialer, Connections: *conns, RequestTimeout: *reqTO, MaxFanOut: *fanOut,
-		MaxNodes: *maxNodes, IndexRefresh: *refresh, PollInterval: *poll, UI: web.Handler(), Logger: logger,
+		MaxNodes: *maxNodes, IndexRefresh: *refresh, IndexLateness: *lateness, IndexFullRefresh: *fullRef, PollInterval: *poll, UI: web.Handler(), Logger: logger,
 	})
 	if err != nil {
 		return &exitError{2, err}
