@@ -87,7 +87,7 @@ func failReader(rd *enc.Reader) {
 //
 // -runs all: every event emits, with its own properties and stamps.
 // -runs failed: only closed runs (strict policy: first terminal event FAIL
-// or ABORT) emit, from the closing event on, each time the run's folded
+// or ABORT, a streaming run's too) emit, from the closing event on, each time the run's folded
 // properties, and RUN_OF, READ and WROTE for every dataset of the run
 // stamped with the run's span (earliest, latest eventTime).
 func (s *Shard) runVertex(r *run, bucket int64) {
@@ -123,7 +123,7 @@ func (s *Shard) failedRunVertex(r *run, bucket int64) {
 	ev := &s.ev
 	st := &r.rv
 	st.props = st.props.With(RunEventProps(r.id, r.job, ev, st.startMin, st.endMax, st.hasEnd)...)
-	closing := r.status == runOpen && s.cfg.Policy == PolicyStrict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort)
+	closing := (r.status == runOpen || r.status == runStreaming) && s.cfg.Policy == PolicyStrict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort)
 	if r.status != runClosed && !closing {
 		return
 	}

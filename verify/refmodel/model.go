@@ -60,9 +60,12 @@ type run struct {
 	outputs  map[lineage.Dataset]struct{}
 	fields   map[fieldPair]struct{}
 	terminal lineage.EventType // the first terminal event type, "" if none yet
-	stamped  bool
-	first    int64
-	last     int64
+	// streaming: an event before the first terminal one (not itself
+	// terminal) said jobType.processingType STREAMING (strict policy).
+	streaming bool
+	stamped   bool
+	first     int64
+	last      int64
 
 	// Run vertex and its edges (every run, whatever its outcome).
 	props         lineage.Props
@@ -165,19 +168,36 @@ func (m *Model) Add(data []byte) {
 			m.runs[ev.runID] = r
 		}
 		m.runVertex(r, ev)
-		for _, d := range ev.inputs {
-			r.inputs[d] = struct{}{}
+		if !m.any && r.terminal == "" && !ev.typ.Terminal() && ev.streaming {
+			r.streaming = true
 		}
-		for _, d := range ev.outputs {
-			r.outputs[d] = struct{}{}
+		term := r.terminal
+		if term == "" && ev.typ.Terminal() {
+			term = ev.typ
 		}
-		for _, f := range ev.fields {
-			r.fields[f] = struct{}{}
+		// A streaming run that FAILs or ABORTs first keeps what it
+		// committed before, and gains nothing from then on.
+		stopped := r.streaming && (term == lineage.TypeFail || term == lineage.TypeAbort)
+		if !stopped {
+			for _, d := range ev.inputs {
+				r.inputs[d] = struct{}{}
+			}
+			for _, d := range ev.outputs {
+				r.outputs[d] = struct{}{}
+			}
+			for _, f := range ev.fields {
+				r.fields[f] = struct{}{}
+			}
 		}
-		if r.terminal == "" && ev.typ.Terminal() {
-			r.terminal = ev.typ
+		r.terminal = term
+		// A streaming run before its first terminal event is stamped by
+		// all its events so far (those before it became streaming too).
+		streamStamp := r.streaming && term == ""
+		if streamStamp {
+			r.stamp(r.tMin)
+			r.stamp(r.tMax)
 		}
-		if m.any || ev.typ == lineage.TypeComplete {
+		if m.any || ev.typ == lineage.TypeComplete || streamStamp {
 			r.stamp(ev.time)
 			for _, l := range ev.lifecycle {
 				v := lineage.DatasetVertex(l.Dataset)
@@ -223,7 +243,7 @@ func (m *Model) Graph() *Graph {
 		if !r.stamped {
 			continue
 		}
-		if !m.any && r.terminal != lineage.TypeComplete {
+		if !m.any && r.terminal != lineage.TypeComplete && !r.streaming {
 			continue
 		}
 		m.addEdges(g.Edges, g.Vertices, r.job, setList(r.inputs), setList(r.outputs), r.first, r.last, r.id)
@@ -306,6 +326,7 @@ type event struct {
 	lifecycle       []lineage.Lifecycle
 	fields          []fieldPair // the outputs' columnLineage facets
 	facets          []facetOf   // facet properties of its datasets and job
+	streaming       bool        // its job's jobType facet says processingType STREAMING
 
 	// the parent run facet (RunEvents), read leniently
 	hasParent   bool
@@ -503,6 +524,7 @@ func parse(data []byte) (*event, error) {
 	}
 	ev.job = lineage.Job{Namespace: ns, Name: name}
 	ev.facets = appendFacets(ev.facets, lineage.Dataset(ev.job), true, top["job"], ev.time)
+	ev.streaming = streamingJob(top["job"])
 	var inAl, outAl []alias
 	if ev.inputs, inAl, _, err = top.datasetsAliases("inputs", nil, &ev.facets, ev.time); err != nil {
 		return nil, err
