@@ -43,6 +43,13 @@
 //     the eventTimes of all its COMPLETE events. Policy "any": every run is
 //     committed and every one of its events stamps it (each RunEvent counts
 //     as a COMPLETE).
+//   - Streaming runs (policy "strict"): a run one of whose non-terminal
+//     events before its first terminal event has a job jobType facet with
+//     processingType "STREAMING" (any case) is committed; every event
+//     before its first terminal event stamps it (those before the facet
+//     too); if that first terminal event is COMPLETE the rules above
+//     apply from it on; if it is FAIL or ABORT the run keeps the datasets
+//     and stamps of the events before it and gains nothing more.
 //   - A committed run R of job J with stamps T gives, for every input I,
 //     I -INPUT_TO-> J; for every output O, J -OUTPUTS-> O; for every pair
 //     with I != O, I -DERIVES-> O; each edge with firstSeen = min T,
