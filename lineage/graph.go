@@ -40,6 +40,7 @@ const (
 	PropErrorMessage     = "errorMessage"     // errorMessage run facet's message, last writer wins
 	PropNominalStartTime = "nominalStartTime" // nominalTime run facet, last writer wins
 	PropNominalEndTime   = "nominalEndTime"   // idem
+	PropParentRunID      = "parentRunId"      // the parent run facet's runId, last writer wins
 )
 
 // Vertex is one graph vertex. Its ID is a pure, injective function of

@@ -142,6 +142,13 @@ func (s *Shard) failedRunVertex(r *run, bucket int64) {
 	rv := lineage.RunVertex(r.id)
 	rv.Props = st.props
 	s.emitRunRefs(r, bucket, pin, rv, st.startMin, st.tMax, st.reads, st.writes)
+	// Run -[CHILD_OF]-> the parent run its events name (the latest by
+	// eventTime so far), whose vertex holds at least its runId.
+	if p, ok := st.props.Get(lineage.PropParentRunID); ok {
+		pv := lineage.RunVertex(p.Str, lineage.StrConst(lineage.PropRunID, p.Str))
+		s.windows.tab.AddVertex(bucket, pv)
+		s.windows.tab.AddEdge(bucket, lineage.EdgeChildOf, rv.ID, pv.ID, st.startMin, st.tMax, r.id)
+	}
 }
 
 func uniqRefs(rs []dsRef) []dsRef {
@@ -219,6 +226,9 @@ func RunEventProps(runID string, j lineage.Job, ev *lineage.Event, startMin, end
 	}
 	if ev.Run.HasNominalEnd {
 		ps = append(ps, lineage.NumLWW(lineage.PropNominalEndTime, ev.Run.NominalEnd, t))
+	}
+	if ev.Parent != nil && ev.Parent.RunID != runID {
+		ps = append(ps, lineage.StrLWW(lineage.PropParentRunID, ev.Parent.RunID, t))
 	}
 	return ps
 }

@@ -64,7 +64,10 @@
 //   - Parents: a valid RunEvent whose parent run facet names another job
 //     gives Job -[CHILD_OF]-> that job (any outcome), stamped with its
 //     eventTime and run; with Runs "all" also Run -[CHILD_OF]-> the parent
-//     run (whose vertex holds at least its runId).
+//     run (whose vertex holds at least its runId). With Runs "failed", a
+//     failed run's Run -[CHILD_OF]-> the parent run that was its
+//     parentRunId (latest by eventTime) at one of its events from its
+//     failure on, stamped with the run's span at the last such event.
 //   - Vertices: the endpoints of all edges, plus the dataset of every
 //     DatasetEvent.
 //   - Runs (Options.Runs, DESIGN.md "Graph model"): the Run vertex of each

@@ -73,6 +73,10 @@ type run struct {
 	hasEnd        bool
 	endMax        int64 // over its terminal events
 	reads, writes map[lineage.Dataset][2]int64
+	// parents (runs "failed"): each parent run that was the run's
+	// parentRunId (latest by eventTime) at one of its events from its
+	// failure on, with the run's span at the last such event.
+	parents map[string][2]int64
 }
 
 // span widens a [min, max] pair by t.
@@ -190,6 +194,14 @@ func (m *Model) Add(data []byte) {
 			}
 		}
 		r.terminal = term
+		if m.failedRuns && !m.any && (term == lineage.TypeFail || term == lineage.TypeAbort) {
+			if p, ok := r.props.Get(lineage.PropParentRunID); ok {
+				if r.parents == nil {
+					r.parents = map[string][2]int64{}
+				}
+				r.parents[p.Str] = [2]int64{r.tMin, r.tMax}
+			}
+		}
 		// A streaming run before its first terminal event is stamped by
 		// all its events so far (those before it became streaming too).
 		streamStamp := r.streaming && term == ""
