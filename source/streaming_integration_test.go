@@ -21,7 +21,7 @@ import (
 )
 
 // onlyPrefix keeps the vertices whose namespace (a Run's jobNamespace)
-// starts with ns and the edges that touch one of them.
+// starts with ns, the edges that touch one of them and their endpoints.
 func onlyPrefix(s *graphread.Snapshot, ns string) *graphread.Snapshot {
 	out := &graphread.Snapshot{}
 	keep := map[string]bool{}
@@ -34,9 +34,18 @@ func onlyPrefix(s *graphread.Snapshot, ns string) *graphread.Snapshot {
 			}
 		}
 	}
+	ends := map[string]bool{}
 	for _, e := range s.Edges {
 		if keep[e.OutV] || keep[e.InV] {
 			out.Edges = append(out.Edges, e)
+			ends[e.OutV], ends[e.InV] = true, true
+		}
+	}
+	// An endpoint without a namespace of its own (a parent Run that holds
+	// only its runId).
+	for _, v := range s.Vertices {
+		if ends[v.ID] && !keep[v.ID] {
+			out.Vertices = append(out.Vertices, v)
 		}
 	}
 	return out
