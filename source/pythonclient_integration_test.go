@@ -156,10 +156,10 @@ func TestOpenLineagePythonClient(t *testing.T) {
 		return lineage.JobID(lineage.Job{Namespace: ns + "-" + nsSuffix, Name: name})
 	}
 	for what, id := range map[string]string{
-		"DERIVES orders -> orders_daily (completed Spark job)": lineage.EdgeID(lineage.EdgeDerives, ds("s3://lake", "raw/orders"), ds("s3://lake", "mart/orders_daily")),
+		"DERIVES orders -> orders_daily (completed Spark job)":          lineage.EdgeID(lineage.EdgeDerives, ds("s3://lake", "raw/orders"), ds("s3://lake", "mart/orders_daily")),
 		"DERIVES clicks -> sessions (streaming Flink job, no COMPLETE)": lineage.EdgeID(lineage.EdgeDerives, ds("kafka://broker:9092", "clicks"), ds("kafka://broker:9092", "sessions")),
-		"CHILD_OF SQL job -> application job": lineage.EdgeID(lineage.EdgeChildOf, job("spark", "nightly_app.insert_orders_daily"), job("spark", "nightly_app")),
-		"CHILD_OF failed Run -> application Run": lineage.EdgeID(lineage.EdgeChildOf, lineage.RunVertexID(salt+"-0000-7000-8000-000000000003"), lineage.RunVertexID(salt+"-0000-7000-8000-000000000001")),
+		"CHILD_OF SQL job -> application job":                           lineage.EdgeID(lineage.EdgeChildOf, job("spark", "nightly_app.insert_orders_daily"), job("spark", "nightly_app")),
+		"CHILD_OF failed Run -> application Run":                        lineage.EdgeID(lineage.EdgeChildOf, lineage.RunVertexID(salt+"-0000-7000-8000-000000000003"), lineage.RunVertexID(salt+"-0000-7000-8000-000000000001")),
 		"COLUMN_DERIVES amount -> total": lineage.EdgeID(lineage.EdgeColumnDerives,
 			lineage.DatasetFieldID(lineage.Dataset{Namespace: ns + "-s3://lake", Name: "raw/orders"}, "amount"),
 			lineage.DatasetFieldID(lineage.Dataset{Namespace: ns + "-s3://lake", Name: "mart/orders_daily"}, "total")),
