@@ -187,7 +187,7 @@ func (t *runTable) addEvent(r *run, ev *lineage.Event, cols []lineage.FieldEdge)
 	if t.maxDatasets > 0 {
 		colRoom = t.maxDatasets - len(r.cols)
 	}
-	if n := t.addCols(r, cols, colRoom); n > 0 {
+	if n := t.addCols(r, cols, colRoom, ev.Time.UnixMilli()); n > 0 {
 		t.st.Budget.RunFieldsDropped.Add(int64(n))
 	}
 }

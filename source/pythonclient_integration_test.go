@@ -168,6 +168,16 @@ func TestOpenLineagePythonClient(t *testing.T) {
 			t.Errorf("missing %s", what)
 		}
 	}
+	// The 1-2-0 transformation of amount -> total, on its COLUMN_DERIVES.
+	colID := lineage.EdgeID(lineage.EdgeColumnDerives,
+		lineage.DatasetFieldID(lineage.Dataset{Namespace: ns + "-s3://lake", Name: "raw/orders"}, "amount"),
+		lineage.DatasetFieldID(lineage.Dataset{Namespace: ns + "-s3://lake", Name: "mart/orders_daily"}, "total"))
+	for _, e := range snap.Edges {
+		if e.ID == colID && (fmt.Sprint(e.Props[lineage.PropTransformationType]) != "DIRECT/AGGREGATION" ||
+			fmt.Sprint(e.Props[lineage.PropTransformationDescription]) != "sum(amount)") {
+			t.Errorf("COLUMN_DERIVES amount -> total: %v, want transformationType DIRECT/AGGREGATION, transformationDescription sum(amount)", e.Props)
+		}
+	}
 	for what, id := range map[string]string{
 		"OUTPUTS to the failed job's output": lineage.EdgeID(lineage.EdgeOutputs, job("spark", "nightly_app.insert_customers"), ds("s3://lake", "mart/customers")),
 		"OUTPUTS to the DROPped table":       lineage.EdgeID(lineage.EdgeOutputs, job("dbt", "jaffle.stg_orders"), ds("postgres://db:5432", "analytics.stg_orders_v1")),

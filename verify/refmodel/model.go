@@ -58,7 +58,7 @@ type run struct {
 	job      lineage.Job
 	inputs   map[lineage.Dataset]struct{}
 	outputs  map[lineage.Dataset]struct{}
-	fields   map[fieldPair]struct{}
+	fields   map[fieldPair]lineage.Props // by key(): the props of the first event naming the pair
 	terminal lineage.EventType // the first terminal event type, "" if none yet
 	// streaming: an event before the first terminal one (not itself
 	// terminal) said jobType.processingType STREAMING (strict policy).
@@ -162,12 +162,17 @@ func (m *Model) Add(data []byte) {
 		lineage.MergeVertexInto(m.vertices, lineage.DatasetVertex(ev.dataset))
 	case lineage.KindJob:
 		m.addEdges(m.jobEdges, m.vertices, ev.job, ev.inputs, ev.outputs, ev.time, ev.time, "")
-		m.addFieldEdges(m.jobEdges, m.vertices, ev.fields, ev.time, ev.time, "")
+		fs := make([]fieldPair, len(ev.fields))
+		ps := make([]lineage.Props, len(ev.fields))
+		for i, f := range ev.fields {
+			fs[i], ps[i] = f.key(), f.props(ev.time)
+		}
+		m.addFieldEdges(m.jobEdges, m.vertices, fs, ps, ev.time, ev.time, "")
 	case lineage.KindRun:
 		r := m.runs[ev.runID]
 		if r == nil {
 			r = &run{id: ev.runID, job: ev.job, inputs: map[lineage.Dataset]struct{}{}, outputs: map[lineage.Dataset]struct{}{},
-				fields: map[fieldPair]struct{}{},
+				fields: map[fieldPair]lineage.Props{},
 				tMin:   ev.time, tMax: ev.time, reads: map[lineage.Dataset][2]int64{}, writes: map[lineage.Dataset][2]int64{}}
 			m.runs[ev.runID] = r
 		}
@@ -190,7 +195,9 @@ func (m *Model) Add(data []byte) {
 				r.outputs[d] = struct{}{}
 			}
 			for _, f := range ev.fields {
-				r.fields[f] = struct{}{}
+				if _, ok := r.fields[f.key()]; !ok {
+					r.fields[f.key()] = f.props(ev.time)
+				}
 			}
 		}
 		r.terminal = term
@@ -260,10 +267,11 @@ func (m *Model) Graph() *Graph {
 		}
 		m.addEdges(g.Edges, g.Vertices, r.job, setList(r.inputs), setList(r.outputs), r.first, r.last, r.id)
 		fs := make([]fieldPair, 0, len(r.fields))
-		for f := range r.fields {
-			fs = append(fs, f)
+		ps := make([]lineage.Props, 0, len(r.fields))
+		for f, p := range r.fields {
+			fs, ps = append(fs, f), append(ps, p)
 		}
-		m.addFieldEdges(g.Edges, g.Vertices, fs, r.first, r.last, r.id)
+		m.addFieldEdges(g.Edges, g.Vertices, fs, ps, r.first, r.last, r.id)
 	}
 	return g
 }
@@ -307,9 +315,11 @@ func (m *Model) addEdges(edges map[string]lineage.Edge, vertices map[string]line
 // addFieldEdges adds the column lineage of one committed run (or
 // JobEvent): both DatasetField vertices with FIELD_OF to their Dataset,
 // and input field -[COLUMN_DERIVES]-> output field.
-func (m *Model) addFieldEdges(edges map[string]lineage.Edge, vertices map[string]lineage.Vertex, fs []fieldPair, first, last int64, runID string) {
-	add := func(label, out, in string) {
-		lineage.MergeInto(edges, lineage.NewEdge(label, out, in, first, last, runID))
+func (m *Model) addFieldEdges(edges map[string]lineage.Edge, vertices map[string]lineage.Vertex, fs []fieldPair, ps []lineage.Props, first, last int64, runID string) {
+	add := func(label, out, in string, props lineage.Props) {
+		e := lineage.NewEdge(label, out, in, first, last, runID)
+		e.Props = props
+		lineage.MergeInto(edges, e)
 	}
 	field := func(d lineage.Dataset, f string) string {
 		v := lineage.Vertex{ID: lineage.DatasetFieldID(d, f), Label: lineage.LabelDatasetField, Namespace: d.Namespace, Name: d.Name,
@@ -317,11 +327,11 @@ func (m *Model) addFieldEdges(edges map[string]lineage.Edge, vertices map[string
 		dv := lineage.DatasetVertex(d)
 		lineage.MergeVertexInto(vertices, v)
 		lineage.MergeVertexInto(vertices, dv)
-		add(lineage.EdgeFieldOf, v.ID, dv.ID)
+		add(lineage.EdgeFieldOf, v.ID, dv.ID, "")
 		return v.ID
 	}
-	for _, f := range fs {
-		add(lineage.EdgeColumnDerives, field(f.in, f.inField), field(f.out, f.outFld))
+	for i, f := range fs {
+		add(lineage.EdgeColumnDerives, field(f.in, f.inField), field(f.out, f.outFld), ps[i])
 	}
 }
 
