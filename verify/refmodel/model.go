@@ -59,7 +59,7 @@ type run struct {
 	inputs   map[lineage.Dataset]struct{}
 	outputs  map[lineage.Dataset]struct{}
 	fields   map[fieldPair]lineage.Props // by key(): the props of the first event naming the pair
-	terminal lineage.EventType // the first terminal event type, "" if none yet
+	terminal lineage.EventType           // the first terminal event type, "" if none yet
 	// streaming: an event before the first terminal one (not itself
 	// terminal) said jobType.processingType STREAMING (strict policy).
 	streaming bool
