@@ -43,7 +43,7 @@ func runWorker(ctx context.Context, args []string) error {
 		lateness    = fs.Duration("lateness", window.DefaultLateness, "allowed lateness before a window seals")
 		timeSource  = fs.String("time-source", string(processor.TimeArrival), "window timestamp: arrival (Kinesis ApproximateArrivalTimestamp) or event (eventTime)")
 		policy      = fs.String("policy", string(processor.PolicyStrict), "commit policy: strict (COMPLETE first) or any")
-		runs        = fs.String("runs", string(processor.RunsFailed), "run history: failed (a Run vertex with RUN_OF/READ/WROTE for each run that fails), all (for every run: at least one graph write per run) or none (lineage only)")
+		runs        = fs.String("runs", string(processor.RunsFailed), "run history: failed (a Run vertex with RUN_OF/READ/WROTE, and CHILD_OF to its parent run, for each run that fails), all (for every run: at least one graph write per run) or none (lineage only)")
 		columns     = fs.Bool("column-lineage", true, "column lineage: DatasetField vertices, FIELD_OF and COLUMN_DERIVES from columnLineage facets (about as many graph writes as dataset lineage on Spark-like workloads; false: none)")
 		runTimeout  = fs.Duration("run-timeout", processor.DefaultRunTimeout, "open runs expire after this long without events (arrival time)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
