@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Column lineage labels and property keys.
@@ -20,6 +21,12 @@ const (
 	// PropField is the DatasetField property holding the field name
 	// (constant).
 	PropField = "field"
+	// PropTransformationType and PropTransformationDescription are the
+	// COLUMN_DERIVES properties saying how the output field is computed
+	// from the input field (columnLineage facet), last writer wins by
+	// eventTime ([FieldEdge.Props]).
+	PropTransformationType        = "transformationType"
+	PropTransformationDescription = "transformationDescription"
 )
 
 // FieldEdge is one input field -> output field pair of a columnLineage
@@ -29,6 +36,52 @@ type FieldEdge struct {
 	InField  string
 	Out      Dataset
 	OutField string
+	// TransformationType and TransformationDescription say how (""
+	// when the facet does not): from the input field's transformations
+	// (facet 1-2-0: each "TYPE" or "TYPE/SUBTYPE", joined by ", "; their
+	// descriptions joined by "; "), else from the output field's
+	// transformationType and transformationDescription (older facets).
+	TransformationType, TransformationDescription string
+}
+
+// Props are the COLUMN_DERIVES properties of e named at eventTime t: its
+// transformation type and description, each last writer wins (greatest
+// (eventTime, value)); none when the facet gave none.
+func (e *FieldEdge) Props(t int64) Props {
+	var ps []Prop
+	if e.TransformationType != "" {
+		ps = append(ps, StrLWW(PropTransformationType, e.TransformationType, t))
+	}
+	if e.TransformationDescription != "" {
+		ps = append(ps, StrLWW(PropTransformationDescription, e.TransformationDescription, t))
+	}
+	if len(ps) == 0 {
+		return ""
+	}
+	return MakeProps(ps...)
+}
+
+// transformations reads the 1-2-0 transformations of an input field.
+func transformations(raw json.RawMessage) (typ, desc string) {
+	var ts []map[string]json.RawMessage
+	if raw == nil || json.Unmarshal(raw, &ts) != nil {
+		return "", ""
+	}
+	var types, descs []string
+	for _, t := range ts {
+		tt := jsonStr(t["type"])
+		if tt == "" {
+			continue
+		}
+		if st := jsonStr(t["subtype"]); st != "" {
+			tt += "/" + st
+		}
+		types = append(types, tt)
+		if d := jsonStr(t["description"]); d != "" {
+			descs = append(descs, d)
+		}
+	}
+	return strings.Join(types, ", "), strings.Join(descs, "; ")
 }
 
 // DatasetFieldID is the vertex id of field f of dataset d: "field:" +
@@ -88,7 +141,12 @@ func (c ColumnLineage) Edges(dst []FieldEdge) []FieldEdge {
 			if d.Namespace == "" || d.Name == "" || f == "" || d == c.Output && f == of {
 				continue // invalid, or a field derived from itself (no edge, as for DERIVES)
 			}
-			dst = append(dst, FieldEdge{In: d, InField: f, Out: c.Output, OutField: of})
+			fe := FieldEdge{In: d, InField: f, Out: c.Output, OutField: of}
+			fe.TransformationType, fe.TransformationDescription = transformations(in["transformations"])
+			if fe.TransformationType == "" && fe.TransformationDescription == "" {
+				fe.TransformationType, fe.TransformationDescription = jsonStr(o["transformationType"]), jsonStr(o["transformationDescription"])
+			}
+			dst = append(dst, fe)
 		}
 	}
 	return dst

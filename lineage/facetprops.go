@@ -1,6 +1,9 @@
 package lineage
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Facet property keys of Dataset and Job vertices (strings; JSON text for
 // the structured ones). Each is last writer wins by eventTime ([StrLWW]).
@@ -240,4 +243,27 @@ func listProp(raw json.RawMessage, keys ...string) (string, bool) {
 		return "", false
 	}
 	return string(j), true
+}
+
+// ProcessingStreaming is the jobType facet's processingType of a streaming
+// job (Flink, Spark Structured Streaming, Debezium).
+const ProcessingStreaming = "STREAMING"
+
+// StreamingJob reports whether the event's own job facets say
+// jobType.processingType STREAMING (compared ignoring case): such a run
+// commits its lineage before it ends (DESIGN.md, Lineage semantics 4). The
+// compact format carries no facets: its runs are never streaming.
+func (e *Event) StreamingJob() bool {
+	for i := range e.Facets {
+		f := &e.Facets[i]
+		if f.Label != LabelJob || f.Namespace != e.Job.Namespace || f.Name != e.Job.Name {
+			continue
+		}
+		for _, p := range f.Props {
+			if p.Key == PropProcessingType && strings.EqualFold(p.Str, ProcessingStreaming) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -40,6 +40,7 @@ const (
 	PropErrorMessage     = "errorMessage"     // errorMessage run facet's message, last writer wins
 	PropNominalStartTime = "nominalStartTime" // nominalTime run facet, last writer wins
 	PropNominalEndTime   = "nominalEndTime"   // idem
+	PropParentRunID      = "parentRunId"      // the parent run facet's runId, last writer wins
 )
 
 // Vertex is one graph vertex. Its ID is a pure, injective function of
@@ -80,11 +81,17 @@ type Edge struct {
 	FirstSeen int64
 	LastSeen  int64
 	LastRunID string
+	// Props are further mergeable properties ([Prop] rules): a
+	// COLUMN_DERIVES edge's transformation type and description.
+	Props Props `json:",omitempty"`
 }
 
 // Merge folds o into e by the commutative, idempotent rules above. e and o
 // must have the same ID.
 func (e *Edge) Merge(o Edge) {
+	if o.Props != "" && o.Props != e.Props {
+		e.Props = e.Props.Merge(o.Props)
+	}
 	if o.FirstSeen < e.FirstSeen {
 		e.FirstSeen = o.FirstSeen
 	}

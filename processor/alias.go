@@ -26,15 +26,21 @@ func (s *Shard) aliases(bucket int64) {
 }
 
 // lifecycle records the outputs' lifecycle state changes of a committing
-// event (a COMPLETE RunEvent; every RunEvent under policy any) on their
+// event (a COMPLETE RunEvent; every RunEvent under policy any; an event of
+// a streaming run before its first terminal event) on their
 // Dataset vertices: lifecycleState (last writer wins) and, for a DROP,
 // droppedAt. A dropped output is not an output (the decoder left it out
 // of Outputs): no OUTPUTS, DERIVES or WROTE for it.
 func (s *Shard) lifecycle(bucket int64) {
 	ev := &s.ev
-	if len(ev.Lifecycle) == 0 || ev.Kind != lineage.KindRun ||
-		ev.Type != lineage.TypeComplete && s.cfg.Policy != PolicyAny {
+	if len(ev.Lifecycle) == 0 || ev.Kind != lineage.KindRun {
 		return
+	}
+	if ev.Type != lineage.TypeComplete && s.cfg.Policy != PolicyAny {
+		// An event of a streaming run commits too (runEvent ran first).
+		if r := s.runs.m[ev.RunID]; r == nil || r.status != runStreaming {
+			return
+		}
 	}
 	t := ev.Time.UnixMilli()
 	w := s.windows

@@ -11,11 +11,14 @@ type colRef struct {
 	e           lineage.FieldEdge
 	inDS, outDS string // dataset vertex ids
 	inF, outF   string // DatasetField vertex ids
+	// props are the COLUMN_DERIVES properties, stamped with the eventTime
+	// of the run's first event naming the pair (lineage.FieldEdge.Props).
+	props lineage.Props
 }
 
-func (m *vertexIDs) col(e lineage.FieldEdge) colRef {
+func (m *vertexIDs) col(e lineage.FieldEdge, t int64) colRef {
 	return colRef{e: e, inDS: m.dataset(e.In), outDS: m.dataset(e.Out),
-		inF: lineage.DatasetFieldID(e.In, e.InField), outF: lineage.DatasetFieldID(e.Out, e.OutField)}
+		inF: lineage.DatasetFieldID(e.In, e.InField), outF: lineage.DatasetFieldID(e.Out, e.OutField), props: e.Props(t)}
 }
 
 // eventCols returns the field pairs of the current event's columnLineage
@@ -36,7 +39,7 @@ func colKey(c *colRef) string { return c.inF + "\x00" + c.outF }
 
 // addCols adds to r the field pairs of es not yet in it, at most room of
 // them, and returns how many new ones did not fit.
-func (t *runTable) addCols(r *run, es []lineage.FieldEdge, room int) (dropped int) {
+func (t *runTable) addCols(r *run, es []lineage.FieldEdge, room int, evTime int64) (dropped int) {
 	if len(es) == 0 {
 		return 0
 	}
@@ -47,7 +50,7 @@ func (t *runTable) addCols(r *run, es []lineage.FieldEdge, room int) (dropped in
 		}
 	}
 	for _, e := range es {
-		c := t.ids.col(e)
+		c := t.ids.col(e, evTime)
 		k := colKey(&c)
 		if _, ok := r.colIdx[k]; ok {
 			continue
@@ -76,6 +79,11 @@ func appendCols(dst []byte, cols []colRef) []byte {
 		dst = enc.AppendString(dst, e.Out.Name)
 		dst = enc.AppendString(dst, e.OutField)
 	}
+	// The pairs' properties, in the same order (absent in values written
+	// before them: every pair then has none).
+	for i := range cols {
+		dst = enc.AppendString(dst, string(cols[i].props))
+	}
 	return dst
 }
 
@@ -93,7 +101,17 @@ func readCols(rd *enc.Reader, ids *vertexIDs) []colRef {
 	for i := int64(0); i < n && rd.OK(); i++ {
 		e := lineage.FieldEdge{In: lineage.Dataset{Namespace: rd.String(), Name: rd.String()}, InField: rd.String(),
 			Out: lineage.Dataset{Namespace: rd.String(), Name: rd.String()}, OutField: rd.String()}
-		cols = append(cols, ids.col(e))
+		cols = append(cols, ids.col(e, 0))
+	}
+	if rd.OK() && rd.Len() > 0 {
+		for i := range cols {
+			p, err := lineage.DecodeProps(rd.String())
+			if err != nil {
+				failReader(rd)
+				return nil
+			}
+			cols[i].props = p
+		}
 	}
 	return cols
 }
@@ -131,7 +149,9 @@ func (w *windowTable) emitCols(e *emission, cols []colRef, from, used int) (drop
 		}
 		// Its endpoints must be in its window too (mergeE needs them in
 		// the batch): added unless their FIELD_OF put them there.
-		b := w.edgeLane(e.bucket, lineage.EdgeColumnDerives, c.inF, c.outF)
+		// Its content is its existence and its transformation values:
+		// a changed transformation goes to the next window.
+		b := w.edgePropsLane(e.bucket, lineage.EdgeColumnDerives, c.inF, c.outF, c.props)
 		w.touch(b, e.pin)
 		for i, f := range [2]struct {
 			d   lineage.Dataset
@@ -144,7 +164,7 @@ func (w *windowTable) emitCols(e *emission, cols []colRef, from, used int) (drop
 				t.AddVertex(b, fv)
 			}
 		}
-		t.AddEdge(b, lineage.EdgeColumnDerives, c.inF, c.outF, e.first, e.last, e.runID)
+		t.AddEdgeProps(b, lineage.EdgeColumnDerives, c.inF, c.outF, e.first, e.last, e.runID, c.props)
 		w.spillIfFull()
 	}
 	return dropped

@@ -55,12 +55,16 @@ func TestColumnLineage(t *testing.T) {
 			t1 := time.Date(2026, 1, 1, 2, 1, 0, 0, time.UTC).UnixMilli()
 			t4 := time.Date(2026, 1, 1, 2, 4, 0, 0, time.UTC).UnixMilli()
 			want := map[string]lineage.Edge{}
+			t0 := time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC).UnixMilli()
+			// transformationType: stamped by the run's first event naming the pair.
 			for _, p := range []struct {
 				in, out string
 				t       int64
 				run     string
-			}{{"id", "order_id", t1, "c1"}, {"amt", "amount", t1, "c1"}, {"ts", "day", t4, ""}} {
+				named   int64
+			}{{"id", "order_id", t1, "c1", t0}, {"amt", "amount", t1, "c1", t1}, {"ts", "day", t4, "", t4}} {
 				e := lineage.NewEdge(lineage.EdgeColumnDerives, lineage.DatasetFieldID(rawOrders, p.in), lineage.DatasetFieldID(martDaily, p.out), p.t, p.t, p.run)
+				e.Props = lineage.MakeProps(lineage.StrLWW(lineage.PropTransformationType, "IDENTITY", p.named))
 				want[e.ID] = e
 			}
 			fieldOf := 0

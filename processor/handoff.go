@@ -108,7 +108,12 @@ func mergeRun(x, r *run) {
 		x.status, x.inputs, x.outputs = runClosed, nil, nil
 		return
 	}
-	x.status = max(x.status, r.status)
+	switch {
+	case x.status == runCommitted || r.status == runCommitted:
+		x.status = runCommitted // ended by a COMPLETE
+	default:
+		x.status = max(x.status, r.status) // streaming over open
+	}
 	for _, d := range r.inputs {
 		if !contains(x.inputs, d.id) {
 			x.inputs = append(x.inputs, d)

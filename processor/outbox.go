@@ -20,15 +20,17 @@ type OutboxEntry struct {
 }
 
 // Outbox value versions: 1 without vertex properties, 2 with them (a
-// length-prefixed lineage.Props encoding after each vertex's name).
+// length-prefixed lineage.Props encoding after each vertex's name), 3
+// with edge properties too (after each edge's lastRunId).
 const (
 	outboxV1 = 1
 	outboxV2 = 2
+	outboxV3 = 3
 )
 
 // AppendOutbox encodes e (Batch.Key is not stored: it is derived from the key).
 func AppendOutbox(dst []byte, e *OutboxEntry) []byte {
-	dst = append(dst, outboxV2)
+	dst = append(dst, outboxV3)
 	dst = enc.AppendString(dst, e.Pin)
 	dst = enc.AppendVarint(dst, e.Bucket)
 	dst = enc.AppendUvarint(dst, uint64(len(e.Batch.Vertices)))
@@ -48,6 +50,7 @@ func AppendOutbox(dst []byte, e *OutboxEntry) []byte {
 		dst = enc.AppendVarint(dst, x.FirstSeen)
 		dst = enc.AppendVarint(dst, x.LastSeen)
 		dst = enc.AppendString(dst, x.LastRunID)
+		dst = enc.AppendString(dst, string(x.Props))
 	}
 	return dst
 }
@@ -57,7 +60,7 @@ func DecodeOutbox(b []byte) (OutboxEntry, error) {
 	var e OutboxEntry
 	r := enc.NewReader(b, checkpoint.ErrCorrupt)
 	ver := r.Byte()
-	if ver != outboxV1 && ver != outboxV2 {
+	if ver != outboxV1 && ver != outboxV2 && ver != outboxV3 {
 		return e, fmt.Errorf("%w: outbox version", checkpoint.ErrCorrupt)
 	}
 	e.Pin = r.String()
@@ -69,7 +72,7 @@ func DecodeOutbox(b []byte) (OutboxEntry, error) {
 	e.Batch.Vertices = make([]lineage.Vertex, 0, n)
 	for i := uint64(0); i < n && r.OK(); i++ {
 		v := lineage.Vertex{ID: r.String(), Label: r.String(), Namespace: r.String(), Name: r.String()}
-		if ver == outboxV2 {
+		if ver >= outboxV2 {
 			p, err := lineage.DecodeProps(r.String())
 			if err != nil {
 				return e, fmt.Errorf("%w: %w", checkpoint.ErrCorrupt, err)
@@ -84,8 +87,16 @@ func DecodeOutbox(b []byte) (OutboxEntry, error) {
 	}
 	e.Batch.Edges = make([]lineage.Edge, 0, n)
 	for i := uint64(0); i < n && r.OK(); i++ {
-		e.Batch.Edges = append(e.Batch.Edges, lineage.Edge{ID: r.String(), Label: r.String(), OutV: r.String(), InV: r.String(),
-			FirstSeen: r.Varint(), LastSeen: r.Varint(), LastRunID: r.String()})
+		x := lineage.Edge{ID: r.String(), Label: r.String(), OutV: r.String(), InV: r.String(),
+			FirstSeen: r.Varint(), LastSeen: r.Varint(), LastRunID: r.String()}
+		if ver >= outboxV3 {
+			p, err := lineage.DecodeProps(r.String())
+			if err != nil {
+				return e, fmt.Errorf("%w: %w", checkpoint.ErrCorrupt, err)
+			}
+			x.Props = p
+		}
+		e.Batch.Edges = append(e.Batch.Edges, x)
 	}
 	return e, r.Err()
 }

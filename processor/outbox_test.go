@@ -12,8 +12,9 @@ import (
 func TestOutboxCodecRoundTrip(t *testing.T) {
 	e := OutboxEntry{Pin: "5", Bucket: 10000, Batch: sink.Batch{
 		Vertices: []lineage.Vertex{lineage.DatasetVertex(lineage.Dataset{Namespace: "n", Name: "a"})},
-		Edges:    []lineage.Edge{lineage.NewEdge("DERIVES", "a", "b", 1, 2, "r")},
+		Edges:    []lineage.Edge{lineage.NewEdge("DERIVES", "a", "b", 1, 2, "r"), lineage.NewEdge(lineage.EdgeColumnDerives, "c", "d", 1, 2, "r")},
 	}}
+	e.Batch.Edges[1].Props = lineage.MakeProps(lineage.StrLWW(lineage.PropTransformationType, "DIRECT/IDENTITY", 7))
 	b := AppendOutbox(nil, &e)
 	ge, err := DecodeOutbox(b)
 	if err != nil || !reflect.DeepEqual(ge, e) {

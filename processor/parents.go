@@ -5,7 +5,8 @@ import "github.com/lineageflow/lineageflow/lineage"
 // parents emits the hierarchy the current RunEvent's parent run facet
 // gives: its Job -[CHILD_OF]-> the parent's Job (both Job vertices), so a
 // job that names no dataset still shows under its parent; and, with -runs
-// all, its Run -[CHILD_OF]-> the parent's Run (the parent's Run vertex
+// all, its Run -[CHILD_OF]-> the parent's Run (-runs failed: see
+// failedRunVertex) (the parent's Run vertex
 // with its runId only: every run has a Run vertex in that mode, and the
 // parent's own events fill in the rest). Both are stamped with the
 // eventTime and the (child) run id. They are structure, not lineage:

@@ -11,7 +11,8 @@ import (
 // execution runs whose parent run facet names it. Each child job is
 // CHILD_OF the application's job, whatever its outcome, so the job with no
 // datasets shows; with -runs all each child Run is CHILD_OF the
-// application's Run. Delivering every record twice (not byte-identical:
+// application's Run, with -runs failed the failed child's Run (c2) is,
+// the application's Run then holding its runId only. Delivering every record twice (not byte-identical:
 // not deduplicated) gives the same graph. Exactly the reference model's.
 func TestParentHierarchy(t *testing.T) {
 	parent := `"facets":{"parent":{"run":{"runId":"a1"},"job":{"namespace":"spark","name":"app"}}}`
@@ -40,7 +41,8 @@ func TestParentHierarchy(t *testing.T) {
 			want := map[string]bool{}
 			for _, q := range []struct{ job, run string }{{"app.query_1", "c1"}, {"app.query_2", "c2"}} {
 				want[lineage.EdgeID(lineage.EdgeChildOf, lineage.JobID(lineage.Job{Namespace: "spark", Name: q.job}), app)] = true
-				if runs == RunsAll {
+				// -runs failed: the failed child (c2) only.
+				if runs == RunsAll || runs == RunsFailed && q.run == "c2" {
 					want[lineage.EdgeID(lineage.EdgeChildOf, lineage.RunVertexID(q.run), lineage.RunVertexID("a1"))] = true
 				}
 			}
@@ -58,6 +60,17 @@ func TestParentHierarchy(t *testing.T) {
 			}
 			if v, ok := got.Vertices[app]; !ok || v.Label != lineage.LabelJob {
 				t.Error("the application's job (no datasets) is not in the graph")
+			}
+			if runs == RunsNone {
+				return
+			}
+			// The parent Run holds at least its runId; the failed child
+			// names its parent.
+			if p, _ := got.Vertices[lineage.RunVertexID("a1")].Props.Get(lineage.PropRunID); p.Str != "a1" {
+				t.Errorf("parent Run a1: runId %q", p.Str)
+			}
+			if p, _ := got.Vertices[lineage.RunVertexID("c2")].Props.Get(lineage.PropParentRunID); p.Str != "a1" {
+				t.Errorf("failed child Run c2: parentRunId %q, want a1", p.Str)
 			}
 		})
 	}

@@ -107,6 +107,19 @@ func (w *windowTable) edgeLane(bucket int64, label, out, in string) int64 {
 	return w.lane(bucket, label+"\x00"+out+"\x00"+in, 1)
 }
 
+// edgePropsLane is edgeLane for an edge with properties: its content is
+// its existence and its properties' values (not their stamps).
+func (w *windowTable) edgePropsLane(bucket int64, label, out, in string, ps lineage.Props) int64 {
+	if w.refreshMs == 0 {
+		return bucket
+	}
+	h := uint64(1)
+	for _, p := range ps.List() {
+		h = h*31 + xxhash.Sum64String(p.Key) ^ valueHash(p)
+	}
+	return w.lane(bucket, label+"\x00"+out+"\x00"+in, h)
+}
+
 // propLane is lane for property p of vertex id: its content is its
 // value (not its stamp).
 func (w *windowTable) propLane(bucket int64, id string, p lineage.Prop) int64 {

@@ -16,6 +16,11 @@ const (
 	runOpen      runStatus = 1 // no terminal event yet: pins the checkpoint
 	runCommitted runStatus = 2 // first terminal event was COMPLETE (or policy any)
 	runClosed    runStatus = 3 // first terminal event was FAIL/ABORT: never gives edges
+	// runStreaming: a streaming job's run (an event said
+	// jobType.processingType STREAMING) with no terminal event yet:
+	// committed, every event stamps it, it holds no pin and its pin field
+	// follows its latest event (DESIGN.md, Lineage semantics 4).
+	runStreaming runStatus = 4
 )
 
 // dsRef is a dataset with its vertex id.
@@ -227,7 +232,7 @@ func (t *runTable) addEvent(r *run, ev *lineage.Event, cols []lineage.FieldEdge)
 	if t.maxDatasets > 0 {
 		colRoom = t.maxDatasets - len(r.cols)
 	}
-	if n := t.addCols(r, cols, colRoom); n > 0 {
+	if n := t.addCols(r, cols, colRoom, ev.Time.UnixMilli()); n > 0 {
 		t.st.Budget.RunFieldsDropped.Add(int64(n))
 	}
 }
@@ -273,32 +278,52 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 	ev := &s.ev
 	r := s.runs.open(ev.RunID, ev.Job, s.prevFull)
 	r.lastArrival = arrival
+	if r.status == runStreaming {
+		// Holds no pin: what it emits replays from its own record.
+		r.pin = s.prevFull
+	}
 	s.runs.markDirty(r)
 	s.runVertex(r, bucket)
 	s.runs.evict(r)
 	if r.status == runClosed {
 		return
 	}
-	pin := s.runs.emitPin(r, s.prevFull)
 	oldIn, oldOut, oldCols := len(r.inputs), len(r.outputs), len(r.cols)
 	s.runs.addEvent(r, ev, s.eventCols())
 
 	t := ev.Time.UnixMilli()
-	stamps := ev.Type == lineage.TypeComplete || s.cfg.Policy == PolicyAny
-	if r.status == runOpen {
+	stamps := ev.Type == lineage.TypeComplete || s.cfg.Policy == PolicyAny || r.status == runStreaming
+	changed := false
+	if r.status == runOpen || r.status == runStreaming {
+		wasOpen := r.status == runOpen
 		if s.cfg.Policy == PolicyStrict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort) {
+			// A streaming run's committed edges stay: it only stops.
 			r.status = runClosed
 			r.inputs, r.outputs, r.inIdx, r.outIdx, r.cols, r.colIdx = nil, nil, nil, nil, nil, nil
+			if wasOpen {
+				s.runs.release(r)
+			}
+			return
+		}
+		switch {
+		case ev.Type == lineage.TypeComplete || s.cfg.Policy == PolicyAny:
+			r.status = runCommitted
+		case r.status == runStreaming:
+		case ev.StreamingJob():
+			// Streaming from this event on: stamped with every event
+			// so far (none was terminal), pinned by none.
+			r.status = runStreaming
+			r.minC, r.maxC, r.hasC, changed = min(r.rv.startMin, t), max(r.rv.tMax, t), true, true
+		default:
+			return
+		}
+		if wasOpen {
 			s.runs.release(r)
-			return
 		}
-		if !stamps {
-			return
+		if r.status == runStreaming {
+			r.pin = s.prevFull
 		}
-		r.status = runCommitted
-		s.runs.release(r)
 	}
-	changed := false
 	if stamps {
 		if !r.hasC {
 			r.minC, r.maxC, r.hasC, changed = t, t, true, true
@@ -311,6 +336,7 @@ func (s *Shard) runEvent(bucket, arrival int64) {
 			}
 		}
 	}
+	pin := s.runs.emitPin(r, s.prevFull)
 	e := emission{bucket: bucket, pin: pin, job: r.job, jobID: r.jobID, first: r.minC, last: r.maxC, runID: r.id}
 	if changed || r.reload {
 		r.reload = false
@@ -423,7 +449,7 @@ func (t *runTable) decode(id string, b []byte) (*run, error) {
 		return nil, checkpoint.ErrCorrupt
 	}
 	r := &run{id: id, handoff: ver == runV1Handoff, status: runStatus(rd.Byte())}
-	if r.status < runOpen || r.status > runClosed {
+	if r.status < runOpen || r.status > runStreaming {
 		return nil, checkpoint.ErrCorrupt
 	}
 	r.job = lineage.Job{Namespace: rd.String(), Name: rd.String()}

@@ -87,7 +87,7 @@ func failReader(rd *enc.Reader) {
 //
 // -runs all: every event emits, with its own properties and stamps.
 // -runs failed: only closed runs (strict policy: first terminal event FAIL
-// or ABORT) emit, from the closing event on, each time the run's folded
+// or ABORT, a streaming run's too) emit, from the closing event on, each time the run's folded
 // properties, and RUN_OF, READ and WROTE for every dataset of the run
 // stamped with the run's span (earliest, latest eventTime).
 func (s *Shard) runVertex(r *run, bucket int64) {
@@ -120,7 +120,7 @@ func (s *Shard) failedRunVertex(r *run, bucket int64) {
 	ev := &s.ev
 	st := &r.rv
 	st.props = st.props.With(RunEventProps(r.id, r.job, ev, st.startMin, st.endMax, st.hasEnd)...)
-	closing := r.status == runOpen && s.cfg.Policy == PolicyStrict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort)
+	closing := (r.status == runOpen || r.status == runStreaming) && s.cfg.Policy == PolicyStrict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort)
 	if r.status != runClosed && !closing {
 		return
 	}
@@ -136,6 +136,13 @@ func (s *Shard) failedRunVertex(r *run, bucket int64) {
 	rv := lineage.RunVertex(r.id)
 	rv.Props = st.props
 	s.emitRunRefs(r, bucket, pin, rv, st.startMin, st.tMax, st.reads, st.writes)
+	// Run -[CHILD_OF]-> the parent run its events name (the latest by
+	// eventTime so far), whose vertex holds at least its runId.
+	if p, ok := st.props.Get(lineage.PropParentRunID); ok {
+		pv := lineage.RunVertex(p.Str, lineage.StrConst(lineage.PropRunID, p.Str))
+		s.windows.tab.AddVertex(bucket, pv)
+		s.windows.tab.AddEdge(bucket, lineage.EdgeChildOf, rv.ID, pv.ID, st.startMin, st.tMax, r.id)
+	}
 }
 
 func uniqRefs(rs []dsRef) []dsRef {
@@ -213,6 +220,9 @@ func RunEventProps(runID string, j lineage.Job, ev *lineage.Event, startMin, end
 	}
 	if ev.Run.HasNominalEnd {
 		ps = append(ps, lineage.NumLWW(lineage.PropNominalEndTime, ev.Run.NominalEnd, t))
+	}
+	if ev.Parent != nil && ev.Parent.RunID != runID {
+		ps = append(ps, lineage.StrLWW(lineage.PropParentRunID, ev.Parent.RunID, t))
 	}
 	return ps
 }

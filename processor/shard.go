@@ -383,7 +383,7 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 		outs := s.ids.refs(ev.Outputs)
 		var cols []colRef
 		for _, c := range s.eventCols() {
-			cols = append(cols, s.ids.col(c))
+			cols = append(cols, s.ids.col(c, t))
 		}
 		s.windows.emit(&e, ins, outs, 0, 0, cols, 0)
 	case lineage.KindRun:

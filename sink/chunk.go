@@ -19,7 +19,7 @@ func vertexBytes(v lineage.Vertex) int {
 }
 
 func edgeBytes(e lineage.Edge) int {
-	return edgeOverhead + len(e.ID) + len(e.Label) + len(e.OutV) + len(e.InV) + 3*len(e.LastRunID)
+	return edgeOverhead + len(e.ID) + len(e.Label) + len(e.OutV) + len(e.InV) + 3*len(e.LastRunID) + 2*len(e.Props)
 }
 
 // chunkVertices splits vs, in order, into requests of at most max records

@@ -88,6 +88,10 @@ func edgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gremli
 		create := map[interface{}]interface{}{
 			PropFirstSeen: e.FirstSeen, PropLastSeen: e.LastSeen, PropLastRunID: e.LastRunID,
 		}
+		props := e.Props.List()
+		for _, p := range props {
+			create[p.Key], create[p.Key+lineage.StampSuffix] = p.Value(), p.Stamp
+		}
 		if t == nil {
 			t = g.MergeE(match)
 		} else {
@@ -99,6 +103,15 @@ func edgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gremli
 				T__.Has(PropLastSeen, P.Lt(e.LastSeen)),
 				T__.Has(PropLastSeen, e.LastSeen).Has(PropLastRunID, P.Lt(e.LastRunID)),
 			).Property(PropLastSeen, e.LastSeen).Property(PropLastRunID, e.LastRunID))
+		// Further properties (lineage.Edge.Props), guarded like a vertex's.
+		for _, p := range props {
+			ts := p.Key + lineage.StampSuffix
+			t = t.SideEffect(T__.Or(
+				T__.HasNot(ts),
+				T__.Has(ts, P.Lt(p.Stamp)),
+				T__.Has(ts, p.Stamp).Has(p.Key, P.Lt(p.Value())),
+			).Property(p.Key, p.Value()).Property(ts, p.Stamp))
+		}
 	}
 	return t.Count()
 }
@@ -181,18 +194,24 @@ func flatVertexTraversal(g *gremlingo.GraphTraversalSource, vs []lineage.Vertex)
 //	  .count()
 func flatEdgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gremlingo.GraphTraversal {
 	rows := make([]interface{}, len(es))
+	keys := map[string]bool{}
 	for i, e := range es {
-		rows[i] = map[interface{}]interface{}{
+		row := map[interface{}]interface{}{
 			rowMatch: map[interface{}]interface{}{
 				gremlingo.T.Id: e.ID, gremlingo.T.Label: e.Label,
 				gremlingo.Direction.Out: e.OutV, gremlingo.Direction.In: e.InV,
 			},
 			PropFirstSeen: e.FirstSeen, PropLastSeen: e.LastSeen, PropLastRunID: e.LastRunID,
 		}
+		for _, p := range e.Props.List() {
+			row[p.Key], row[p.Key+lineage.StampSuffix] = p.Value(), p.Stamp
+			keys[p.Key] = true
+		}
+		rows[i] = row
 	}
 	P, T__ := gremlingo.P, gremlingo.T__
 	row := func(key string) *gremlingo.GraphTraversal { return T__.Select(rowLabel).Select(key) }
-	return g.Inject(rows).Unfold().As(rowLabel).
+	t := g.Inject(rows).Unfold().As(rowLabel).
 		MergeE(T__.Select(rowMatch)).
 		Option(gremlingo.Merge.OnCreate, T__.Select(PropFirstSeen, PropLastSeen, PropLastRunID)).
 		SideEffect(T__.Where(P.Gt(rowLabel)).By(PropFirstSeen).
@@ -200,6 +219,22 @@ func flatEdgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gr
 		SideEffect(T__.Or(
 			T__.Where(P.Lt(rowLabel)).By(PropLastSeen),
 			T__.And(T__.Where(P.Eq(rowLabel)).By(PropLastSeen), T__.Where(P.Lt(rowLabel)).By(PropLastRunID)),
-		).Property(PropLastSeen, row(PropLastSeen)).Property(PropLastRunID, row(PropLastRunID))).
-		Count()
+		).Property(PropLastSeen, row(PropLastSeen)).Property(PropLastRunID, row(PropLastRunID)))
+	// Further properties (lineage.Edge.Props): one guarded side effect per
+	// key any row carries, as for vertices (a created edge gets them here
+	// too: it lacks k_ts).
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		ts := k + lineage.StampSuffix
+		t = t.SideEffect(T__.Filter(row(ts)).Or(
+			T__.HasNot(ts),
+			T__.Where(P.Lt(rowLabel)).By(ts),
+			T__.And(T__.Where(P.Eq(rowLabel)).By(ts), T__.Where(P.Lt(rowLabel)).By(k)),
+		).Property(k, row(k)).Property(ts, row(ts)))
+	}
+	return t.Count()
 }

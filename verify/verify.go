@@ -239,6 +239,28 @@ func edgeDiff(w lineage.Edge, e graphread.Edge) string {
 	if got := fmt.Sprint(e.Props["lastRunId"]); got != w.LastRunID && !(w.LastRunID == "" && e.Props["lastRunId"] == nil) {
 		diffs = append(diffs, fmt.Sprintf("lastRunId %q, want %q", got, w.LastRunID))
 	}
+	// Further properties (lineage.Edge.Props), each with its stamp, and
+	// nothing else.
+	known := map[string]bool{"firstSeen": true, "lastSeen": true, "lastRunId": true}
+	for _, p := range w.Props.List() {
+		ts := p.Key + lineage.StampSuffix
+		known[p.Key], known[ts] = true, true
+		if n, isNum := p.Value().(int64); isNum {
+			if got, ok := graphread.AsInt64(e.Props[p.Key]); !ok || got != n {
+				diffs = append(diffs, fmt.Sprintf("%s %v, want %d", p.Key, e.Props[p.Key], n))
+			}
+		} else if got := fmt.Sprint(e.Props[p.Key]); e.Props[p.Key] == nil || got != p.Str {
+			diffs = append(diffs, fmt.Sprintf("%s %q, want %q", p.Key, got, p.Str))
+		}
+		if got, ok := graphread.AsInt64(e.Props[ts]); !ok || got != p.Stamp {
+			diffs = append(diffs, fmt.Sprintf("%s %v, want %d", ts, e.Props[ts], p.Stamp))
+		}
+	}
+	for _, k := range sortedKeys(e.Props) {
+		if !known[k] {
+			diffs = append(diffs, fmt.Sprintf("unexpected property %s=%v", k, e.Props[k]))
+		}
+	}
 	return strings.Join(diffs, "; ")
 }
 

@@ -16,9 +16,9 @@ var ErrCorrupt = errors.New("window: corrupt value")
 // AppendEntry appends the encoding of e to dst:
 // kind byte, then length-prefixed label, out, in, then for edges
 // varint first, varint last, length-prefixed run id; for vertices
-// length-prefixed namespace and name, then, when the vertex has
+// length-prefixed namespace and name; then, when the entry has
 // properties, their length-prefixed [lineage.Props] encoding (absent in
-// values written before vertex properties existed).
+// values written before vertex, then edge, properties existed).
 func AppendEntry(dst []byte, e *Entry) []byte {
 	dst = append(dst, byte(e.Kind))
 	dst = enc.AppendString(dst, e.Label)
@@ -27,10 +27,11 @@ func AppendEntry(dst []byte, e *Entry) []byte {
 	if e.Kind == KindEdge {
 		dst = enc.AppendVarint(dst, e.First)
 		dst = enc.AppendVarint(dst, e.Last)
-		return enc.AppendString(dst, e.RunID)
+		dst = enc.AppendString(dst, e.RunID)
+	} else {
+		dst = enc.AppendString(dst, e.Namespace)
+		dst = enc.AppendString(dst, e.Name)
 	}
-	dst = enc.AppendString(dst, e.Namespace)
-	dst = enc.AppendString(dst, e.Name)
 	if e.VProps != "" {
 		dst = enc.AppendString(dst, string(e.VProps))
 	}
@@ -49,15 +50,15 @@ func DecodeEntry(b []byte, e *Entry) ([]byte, error) {
 		e.First, e.Last, e.RunID = r.Varint(), r.Varint(), r.String()
 	case e.Kind == KindVertex:
 		e.Namespace, e.Name = r.String(), r.String()
-		if r.OK() && r.Len() > 0 {
-			p, err := lineage.DecodeProps(r.String())
-			if err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
-			}
-			e.VProps = p
-		}
 	default:
 		return nil, fmt.Errorf("%w: kind %d", ErrCorrupt, e.Kind)
+	}
+	if r.OK() && r.Len() > 0 {
+		p, err := lineage.DecodeProps(r.String())
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		e.VProps = p
 	}
 	if err := r.Err(); err != nil {
 		return nil, err

@@ -24,8 +24,9 @@ type Key struct {
 }
 
 // Props are the mergeable properties of an entry: for an edge the
-// [lineage.Edge] properties, for a vertex its namespace and name (pure
-// functions of its id) and its mergeable properties.
+// [lineage.Edge] properties (its Props in VProps), for a vertex its
+// namespace and name (pure functions of its id) and its mergeable
+// properties.
 type Props struct {
 	First, Last int64
 	RunID       string
@@ -37,8 +38,10 @@ type Props struct {
 // merge folds o into p with [lineage.Edge.Merge] rules (vertices: the
 // properties by [lineage.Prop] rules).
 func (p *Props) merge(k Kind, o Props) {
+	if o.VProps != "" && o.VProps != p.VProps {
+		p.VProps = p.VProps.Merge(o.VProps) // an edge's too ([lineage.Edge.Props])
+	}
 	if k != KindEdge {
-		p.VProps = p.VProps.Merge(o.VProps)
 		return
 	}
 	if o.First < p.First {
@@ -65,8 +68,13 @@ func (t *Table) Len() int { return len(t.m) }
 
 // AddEdge folds one edge contribution into the window starting at bucket.
 func (t *Table) AddEdge(bucket int64, label, out, in string, first, last int64, runID string) {
+	t.AddEdgeProps(bucket, label, out, in, first, last, runID, "")
+}
+
+// AddEdgeProps is AddEdge for an edge with further properties.
+func (t *Table) AddEdgeProps(bucket int64, label, out, in string, first, last int64, runID string, props lineage.Props) {
 	k := Key{Bucket: bucket, Kind: KindEdge, Label: label, Out: out, In: in}
-	p := Props{First: first, Last: last, RunID: runID}
+	p := Props{First: first, Last: last, RunID: runID, VProps: props}
 	if cur, ok := t.m[k]; ok {
 		cur.merge(KindEdge, p)
 		p = cur
@@ -119,7 +127,7 @@ func (e *Entry) Merge(o Entry) { e.Props.merge(e.Kind, o.Props) }
 // Edge returns the edge of an edge entry, with its id.
 func (e *Entry) Edge() lineage.Edge {
 	return lineage.Edge{ID: edgeID(e.Label, e.Out, e.In), Label: e.Label, OutV: e.Out, InV: e.In,
-		FirstSeen: e.First, LastSeen: e.Last, LastRunID: e.RunID}
+		FirstSeen: e.First, LastSeen: e.Last, LastRunID: e.RunID, Props: e.VProps}
 }
 
 // Vertex returns the vertex of a vertex entry.

@@ -250,3 +250,50 @@ func TestStoreKeyAndEdgeIDMatchLineage(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgePropsRoundTripAndMerge: an edge entry's further properties
+// (lineage.Edge.Props, kept in VProps) survive the codec, merge in the
+// table and in the merger by lineage.Props rules, and an edge value
+// written before they existed still decodes (no properties).
+func TestEdgePropsRoundTripAndMerge(t *testing.T) {
+	p1 := lineage.MakeProps(lineage.StrLWW(lineage.PropTransformationType, "DIRECT/IDENTITY", 10))
+	p2 := lineage.MakeProps(lineage.StrLWW(lineage.PropTransformationType, "DIRECT/AGGREGATION", 20),
+		lineage.StrLWW(lineage.PropTransformationDescription, "sum(x)", 20))
+	tab := NewTable()
+	tab.AddEdgeProps(0, lineage.EdgeColumnDerives, "a", "b", 5, 5, "r1", p2)
+	tab.AddEdgeProps(0, lineage.EdgeColumnDerives, "a", "b", 3, 3, "r0", p1)
+	var got Entry
+	tab.Range(func(k Key, p Props) { got = EntryOf(k, p) })
+	want := p1.Merge(p2)
+	if got.VProps != want || got.First != 3 || got.Last != 5 || got.RunID != "r1" {
+		t.Fatalf("table entry %+v, want props %s, 3..5, r1", got, want)
+	}
+	var dec Entry
+	if _, err := DecodeEntry(AppendEntry(nil, &got), &dec); err != nil || dec != got {
+		t.Fatalf("round trip: %+v, %v; want %+v", dec, err, got)
+	}
+	if e := dec.Edge(); e.Props != want {
+		t.Fatalf("Edge(): props %s, want %s", e.Props, want)
+	}
+	old := got
+	old.VProps = ""
+	var dOld Entry
+	if _, err := DecodeEntry(AppendEntry(nil, &old), &dOld); err != nil || dOld.VProps != "" || dOld.Last != 5 {
+		t.Fatalf("value without properties: %+v, %v", dOld, err)
+	}
+	m, err := Merger.Merge(nil, AppendEntry(nil, &old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.MergeNewer(AppendEntry(nil, &got)); err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := m.Finish(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var merged Entry
+	if _, err := DecodeEntry(b, &merged); err != nil || merged.VProps != want {
+		t.Fatalf("merger: %+v, %v; want props %s", merged, err, want)
+	}
+}

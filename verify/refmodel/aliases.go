@@ -2,6 +2,7 @@ package refmodel
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/lineageflow/lineageflow/lineage"
 )
@@ -87,6 +88,7 @@ func lifecycleState(raw json.RawMessage) string {
 type fieldPair struct {
 	in, out         lineage.Dataset
 	inField, outFld string
+	typ, desc       string // transformation type and description ("": none)
 }
 
 // columnLineage reads the columnLineage facet of the output dataset object
@@ -128,7 +130,12 @@ func columnLineage(d lineage.Dataset, raw json.RawMessage) []fieldPair {
 			if src.Namespace == "" || src.Name == "" || field == "" || src == d && field == of {
 				continue
 			}
-			out = append(out, fieldPair{in: src, out: d, inField: field, outFld: of})
+			fp := fieldPair{in: src, out: d, inField: field, outFld: of}
+			fp.typ, fp.desc = transformationsOf(in["transformations"])
+			if fp.typ == "" && fp.desc == "" {
+				fp.typ, fp.desc = str(fm, "transformationType"), str(fm, "transformationDescription")
+			}
+			out = append(out, fp)
 		}
 	}
 	return out
@@ -173,4 +180,54 @@ func (m *Model) addParents(ev *event) {
 		lineage.MergeVertexInto(m.vertices, pv)
 		lineage.MergeInto(m.aliasEdges, lineage.NewEdge(lineage.EdgeChildOf, lineage.RunVertexID(ev.runID), pv.ID, ev.time, ev.time, ev.runID))
 	}
+}
+
+// transformationsOf reads the transformations of an input field (facet
+// 1-2-0): each "TYPE" or "TYPE/SUBTYPE" (a non-string or empty type: left
+// out, with its description), joined by ", "; their descriptions by "; ".
+func transformationsOf(raw json.RawMessage) (typ, desc string) {
+	var list []map[string]json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return "", ""
+	}
+	s := func(m map[string]json.RawMessage, k string) string {
+		var v string
+		if json.Unmarshal(m[k], &v) != nil {
+			return ""
+		}
+		return v
+	}
+	var types, descs []string
+	for _, t := range list {
+		ty := s(t, "type")
+		if ty == "" {
+			continue
+		}
+		if sub := s(t, "subtype"); sub != "" {
+			ty += "/" + sub
+		}
+		types = append(types, ty)
+		if d := s(t, "description"); d != "" {
+			descs = append(descs, d)
+		}
+	}
+	return strings.Join(types, ", "), strings.Join(descs, "; ")
+}
+
+// key is the pair without its transformation (the COLUMN_DERIVES edge).
+func (f fieldPair) key() fieldPair { f.typ, f.desc = "", ""; return f }
+
+// props are the COLUMN_DERIVES properties of f named at eventTime t.
+func (f fieldPair) props(t int64) lineage.Props {
+	var ps []lineage.Prop
+	if f.typ != "" {
+		ps = append(ps, lineage.StrLWW(lineage.PropTransformationType, f.typ, t))
+	}
+	if f.desc != "" {
+		ps = append(ps, lineage.StrLWW(lineage.PropTransformationDescription, f.desc, t))
+	}
+	if len(ps) == 0 {
+		return ""
+	}
+	return lineage.MakeProps(ps...)
 }

@@ -105,6 +105,9 @@ func edgeDiff(w, g lineage.Edge) string {
 	if w.LastRunID != g.LastRunID {
 		parts = append(parts, fmt.Sprintf("lastRunId want %q, got %q", w.LastRunID, g.LastRunID))
 	}
+	if w.Props != g.Props {
+		parts = append(parts, fmt.Sprintf("props want %s, got %s", w.Props, g.Props))
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -141,6 +144,8 @@ type edgeJSON struct {
 	LastRunID     string `json:"lastRunId"`
 	FirstSeenTime string `json:"firstSeenTime,omitempty"`
 	LastSeenTime  string `json:"lastSeenTime,omitempty"`
+	// Props: lineage.Edge.Props (COLUMN_DERIVES transformations).
+	Props lineage.Props `json:"props,omitempty"`
 }
 
 // MarshalJSON writes the graph in its golden-file form, sorted.
@@ -192,7 +197,7 @@ func (g *Graph) sorted() graphJSON {
 	for _, e := range g.Edges {
 		out.Edges = append(out.Edges, edgeJSON{ID: e.ID, Label: e.Label, OutV: e.OutV, InV: e.InV,
 			FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, LastRunID: e.LastRunID,
-			FirstSeenTime: msTime(e.FirstSeen), LastSeenTime: msTime(e.LastSeen)})
+			FirstSeenTime: msTime(e.FirstSeen), LastSeenTime: msTime(e.LastSeen), Props: e.Props})
 	}
 	sort.Slice(out.Edges, func(i, j int) bool {
 		a, b := out.Edges[i], out.Edges[j]
@@ -220,7 +225,7 @@ func (g *Graph) UnmarshalJSON(data []byte) error {
 	}
 	for _, e := range in.Edges {
 		g.Edges[e.ID] = lineage.Edge{ID: e.ID, Label: e.Label, OutV: e.OutV, InV: e.InV,
-			FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, LastRunID: e.LastRunID}
+			FirstSeen: e.FirstSeen, LastSeen: e.LastSeen, LastRunID: e.LastRunID, Props: e.Props}
 	}
 	return nil
 }

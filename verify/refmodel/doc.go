@@ -43,6 +43,13 @@
 //     the eventTimes of all its COMPLETE events. Policy "any": every run is
 //     committed and every one of its events stamps it (each RunEvent counts
 //     as a COMPLETE).
+//   - Streaming runs (policy "strict"): a run one of whose non-terminal
+//     events before its first terminal event has a job jobType facet with
+//     processingType "STREAMING" (any case) is committed; every event
+//     before its first terminal event stamps it (those before the facet
+//     too); if that first terminal event is COMPLETE the rules above
+//     apply from it on; if it is FAIL or ABORT the run keeps the datasets
+//     and stamps of the events before it and gains nothing more.
 //   - A committed run R of job J with stamps T gives, for every input I,
 //     I -INPUT_TO-> J; for every output O, J -OUTPUTS-> O; for every pair
 //     with I != O, I -DERIVES-> O; each edge with firstSeen = min T,
@@ -57,7 +64,10 @@
 //   - Parents: a valid RunEvent whose parent run facet names another job
 //     gives Job -[CHILD_OF]-> that job (any outcome), stamped with its
 //     eventTime and run; with Runs "all" also Run -[CHILD_OF]-> the parent
-//     run (whose vertex holds at least its runId).
+//     run (whose vertex holds at least its runId). With Runs "failed", a
+//     failed run's Run -[CHILD_OF]-> the parent run that was its
+//     parentRunId (latest by eventTime) at one of its events from its
+//     failure on, stamped with the run's span at the last such event.
 //   - Vertices: the endpoints of all edges, plus the dataset of every
 //     DatasetEvent.
 //   - Runs (Options.Runs, DESIGN.md "Graph model"): the Run vertex of each

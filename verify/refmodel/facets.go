@@ -136,3 +136,15 @@ func appendFacets(dst []facetOf, d lineage.Dataset, job bool, raw json.RawMessag
 	}
 	return dst
 }
+
+// streamingJob reports whether the job object raw has a jobType facet
+// whose processingType is the string STREAMING, in any case.
+func streamingJob(raw json.RawMessage) bool {
+	var job, facets, jt map[string]json.RawMessage // keys match exactly (a struct would not)
+	if json.Unmarshal(raw, &job) != nil || json.Unmarshal(job["facets"], &facets) != nil ||
+		json.Unmarshal(facets["jobType"], &jt) != nil {
+		return false
+	}
+	var pt string
+	return jt["processingType"] != nil && json.Unmarshal(jt["processingType"], &pt) == nil && strings.EqualFold(pt, "STREAMING")
+}

@@ -58,11 +58,14 @@ type run struct {
 	job      lineage.Job
 	inputs   map[lineage.Dataset]struct{}
 	outputs  map[lineage.Dataset]struct{}
-	fields   map[fieldPair]struct{}
-	terminal lineage.EventType // the first terminal event type, "" if none yet
-	stamped  bool
-	first    int64
-	last     int64
+	fields   map[fieldPair]lineage.Props // by key(): the props of the first event naming the pair
+	terminal lineage.EventType           // the first terminal event type, "" if none yet
+	// streaming: an event before the first terminal one (not itself
+	// terminal) said jobType.processingType STREAMING (strict policy).
+	streaming bool
+	stamped   bool
+	first     int64
+	last      int64
 
 	// Run vertex and its edges (every run, whatever its outcome).
 	props         lineage.Props
@@ -70,6 +73,10 @@ type run struct {
 	hasEnd        bool
 	endMax        int64 // over its terminal events
 	reads, writes map[lineage.Dataset][2]int64
+	// parents (runs "failed"): each parent run that was the run's
+	// parentRunId (latest by eventTime) at one of its events from its
+	// failure on, with the run's span at the last such event.
+	parents map[string][2]int64
 }
 
 // span widens a [min, max] pair by t.
@@ -155,29 +162,61 @@ func (m *Model) Add(data []byte) {
 		lineage.MergeVertexInto(m.vertices, lineage.DatasetVertex(ev.dataset))
 	case lineage.KindJob:
 		m.addEdges(m.jobEdges, m.vertices, ev.job, ev.inputs, ev.outputs, ev.time, ev.time, "")
-		m.addFieldEdges(m.jobEdges, m.vertices, ev.fields, ev.time, ev.time, "")
+		fs := make([]fieldPair, len(ev.fields))
+		ps := make([]lineage.Props, len(ev.fields))
+		for i, f := range ev.fields {
+			fs[i], ps[i] = f.key(), f.props(ev.time)
+		}
+		m.addFieldEdges(m.jobEdges, m.vertices, fs, ps, ev.time, ev.time, "")
 	case lineage.KindRun:
 		r := m.runs[ev.runID]
 		if r == nil {
 			r = &run{id: ev.runID, job: ev.job, inputs: map[lineage.Dataset]struct{}{}, outputs: map[lineage.Dataset]struct{}{},
-				fields: map[fieldPair]struct{}{},
+				fields: map[fieldPair]lineage.Props{},
 				tMin:   ev.time, tMax: ev.time, reads: map[lineage.Dataset][2]int64{}, writes: map[lineage.Dataset][2]int64{}}
 			m.runs[ev.runID] = r
 		}
 		m.runVertex(r, ev)
-		for _, d := range ev.inputs {
-			r.inputs[d] = struct{}{}
+		if !m.any && r.terminal == "" && !ev.typ.Terminal() && ev.streaming {
+			r.streaming = true
 		}
-		for _, d := range ev.outputs {
-			r.outputs[d] = struct{}{}
+		term := r.terminal
+		if term == "" && ev.typ.Terminal() {
+			term = ev.typ
 		}
-		for _, f := range ev.fields {
-			r.fields[f] = struct{}{}
+		// A streaming run that FAILs or ABORTs first keeps what it
+		// committed before, and gains nothing from then on.
+		stopped := r.streaming && (term == lineage.TypeFail || term == lineage.TypeAbort)
+		if !stopped {
+			for _, d := range ev.inputs {
+				r.inputs[d] = struct{}{}
+			}
+			for _, d := range ev.outputs {
+				r.outputs[d] = struct{}{}
+			}
+			for _, f := range ev.fields {
+				if _, ok := r.fields[f.key()]; !ok {
+					r.fields[f.key()] = f.props(ev.time)
+				}
+			}
 		}
-		if r.terminal == "" && ev.typ.Terminal() {
-			r.terminal = ev.typ
+		r.terminal = term
+		if m.failedRuns && !m.any && (term == lineage.TypeFail || term == lineage.TypeAbort) {
+			if p, ok := r.props.Get(lineage.PropParentRunID); ok {
+				if r.parents == nil {
+					r.parents = map[string][2]int64{}
+				}
+				r.parents[p.Str] = [2]int64{r.tMin, r.tMax}
+			}
 		}
-		if m.any || ev.typ == lineage.TypeComplete {
+		// A streaming run before its first terminal event is stamped by
+		// all its events so far (those before it became streaming too).
+		streamStamp := r.streaming && term == ""
+		if streamStamp {
+			r.stamp(r.tMin)
+			r.stamp(r.tMax)
+		}
+		if m.any || ev.typ == lineage.TypeComplete || streamStamp {
 			r.stamp(ev.time)
 			for _, l := range ev.lifecycle {
 				v := lineage.DatasetVertex(l.Dataset)
@@ -223,15 +262,16 @@ func (m *Model) Graph() *Graph {
 		if !r.stamped {
 			continue
 		}
-		if !m.any && r.terminal != lineage.TypeComplete {
+		if !m.any && r.terminal != lineage.TypeComplete && !r.streaming {
 			continue
 		}
 		m.addEdges(g.Edges, g.Vertices, r.job, setList(r.inputs), setList(r.outputs), r.first, r.last, r.id)
 		fs := make([]fieldPair, 0, len(r.fields))
-		for f := range r.fields {
-			fs = append(fs, f)
+		ps := make([]lineage.Props, 0, len(r.fields))
+		for f, p := range r.fields {
+			fs, ps = append(fs, f), append(ps, p)
 		}
-		m.addFieldEdges(g.Edges, g.Vertices, fs, r.first, r.last, r.id)
+		m.addFieldEdges(g.Edges, g.Vertices, fs, ps, r.first, r.last, r.id)
 	}
 	return g
 }
@@ -275,9 +315,11 @@ func (m *Model) addEdges(edges map[string]lineage.Edge, vertices map[string]line
 // addFieldEdges adds the column lineage of one committed run (or
 // JobEvent): both DatasetField vertices with FIELD_OF to their Dataset,
 // and input field -[COLUMN_DERIVES]-> output field.
-func (m *Model) addFieldEdges(edges map[string]lineage.Edge, vertices map[string]lineage.Vertex, fs []fieldPair, first, last int64, runID string) {
-	add := func(label, out, in string) {
-		lineage.MergeInto(edges, lineage.NewEdge(label, out, in, first, last, runID))
+func (m *Model) addFieldEdges(edges map[string]lineage.Edge, vertices map[string]lineage.Vertex, fs []fieldPair, ps []lineage.Props, first, last int64, runID string) {
+	add := func(label, out, in string, props lineage.Props) {
+		e := lineage.NewEdge(label, out, in, first, last, runID)
+		e.Props = props
+		lineage.MergeInto(edges, e)
 	}
 	field := func(d lineage.Dataset, f string) string {
 		v := lineage.Vertex{ID: lineage.DatasetFieldID(d, f), Label: lineage.LabelDatasetField, Namespace: d.Namespace, Name: d.Name,
@@ -285,11 +327,11 @@ func (m *Model) addFieldEdges(edges map[string]lineage.Edge, vertices map[string
 		dv := lineage.DatasetVertex(d)
 		lineage.MergeVertexInto(vertices, v)
 		lineage.MergeVertexInto(vertices, dv)
-		add(lineage.EdgeFieldOf, v.ID, dv.ID)
+		add(lineage.EdgeFieldOf, v.ID, dv.ID, "")
 		return v.ID
 	}
-	for _, f := range fs {
-		add(lineage.EdgeColumnDerives, field(f.in, f.inField), field(f.out, f.outFld))
+	for i, f := range fs {
+		add(lineage.EdgeColumnDerives, field(f.in, f.inField), field(f.out, f.outFld), ps[i])
 	}
 }
 
@@ -306,6 +348,7 @@ type event struct {
 	lifecycle       []lineage.Lifecycle
 	fields          []fieldPair // the outputs' columnLineage facets
 	facets          []facetOf   // facet properties of its datasets and job
+	streaming       bool        // its job's jobType facet says processingType STREAMING
 
 	// the parent run facet (RunEvents), read leniently
 	hasParent   bool
@@ -503,6 +546,7 @@ func parse(data []byte) (*event, error) {
 	}
 	ev.job = lineage.Job{Namespace: ns, Name: name}
 	ev.facets = appendFacets(ev.facets, lineage.Dataset(ev.job), true, top["job"], ev.time)
+	ev.streaming = streamingJob(top["job"])
 	var inAl, outAl []alias
 	if ev.inputs, inAl, _, err = top.datasetsAliases("inputs", nil, &ev.facets, ev.time); err != nil {
 		return nil, err

@@ -32,6 +32,9 @@ func (m *Model) runVertex(r *run, ev *event) {
 	if ev.hasNomEnd {
 		ps = append(ps, lineage.NumLWW(lineage.PropNominalEndTime, ev.nomEnd, t))
 	}
+	if ev.hasParent && ev.parentRunID != r.id {
+		ps = append(ps, lineage.StrLWW(lineage.PropParentRunID, ev.parentRunID, t))
+	}
 	r.props = r.props.With(ps...)
 	for _, d := range ev.inputs {
 		span(r.reads, d, t)
@@ -66,6 +69,9 @@ func (m *Model) addRun(g *Graph, r *run) {
 		lineage.MergeInto(g.Edges, lineage.NewEdge(label, rv.ID, in.ID, first, last, r.id))
 	}
 	add(lineage.EdgeRunOf, jv, r.tMin, r.tMax)
+	for p, s := range r.parents {
+		add(lineage.EdgeChildOf, lineage.RunVertex(p, lineage.StrConst(lineage.PropRunID, p)), s[0], s[1])
+	}
 	for d, s := range r.reads {
 		if m.failedRuns {
 			s = [2]int64{r.tMin, r.tMax}
