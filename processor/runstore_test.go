@@ -341,3 +341,66 @@ func TestRunStoreWriteFailureHoldsCheckpoint(t *testing.T) {
 		t.Fatalf("checkpoint %s passed the unsaved record %s", seq, rec.Seq)
 	}
 }
+
+// TestStreamingRunStoreMoves: streaming runs (committed on START/RUNNING,
+// stopped by FAIL/ABORT) and a batch run beside them, among other traffic,
+// moved to a worker with an empty disk (or the same disk) between any two
+// of their events: with the run store the graph is exactly the reference
+// model's, so a moved streaming run keeps its streaming status and its
+// datasets.
+func TestStreamingRunStoreMoves(t *testing.T) {
+	const S = "STREAMING"
+	const filler = 19 // single-event batch runs after each key event
+	var st stream
+	arrival := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	add := func(data []byte) {
+		arrival = arrival.Add(time.Second)
+		st.data = append(st.data, data)
+		st.recs = append(st.recs, Record{Seq: seqOf(len(st.recs) + 1), Arrival: arrival, Data: data})
+	}
+	for i, data := range [][]byte{
+		streamEvent("START", "s1", 0, S, []string{"a"}, []string{"b"}),
+		streamEvent("START", "s2", 30, "", []string{"k"}, nil),
+		streamEvent("START", "b1", 60, "BATCH", []string{"c"}, nil),
+		streamEvent("RUNNING", "s1", 90, "", []string{"e"}, nil),
+		streamEvent("RUNNING", "s2", 120, S, nil, []string{"l"}),
+		streamEvent("RUNNING", "s1", 150, "", nil, []string{"f"}),
+		streamEvent("FAIL", "s2", 180, "", []string{"m"}, []string{"n"}),
+		streamEvent("COMPLETE", "b1", 210, "BATCH", nil, []string{"d"}),
+		streamEvent("RUNNING", "s1", 240, "", []string{"g"}, nil),
+		streamEvent("RUNNING", "s2", 270, "", []string{"o"}, nil),
+	} {
+		// Event times 30 s apart: the windows of earlier events seal and
+		// the checkpoint passes them before the next move.
+		add(data)
+		for j := 0; j < filler; j++ {
+			n := itoa(i*filler + j)
+			add(streamEvent("COMPLETE", "x"+n, i*30+1, "BATCH", []string{"in" + n}, []string{"out" + n}))
+		}
+	}
+	for _, runs := range []RunRecords{RunsFailed, RunsAll} {
+		want := refmodel.Build(st.data, refmodel.Options{Policy: "strict", Runs: string(runs)})
+		for k := 1; k < 10; k++ {
+			kill := k*(filler+1) - filler/2 // between key events k-1 and k
+			for _, same := range []bool{false, true} {
+				name := "runs=" + string(runs) + "/move-at=" + itoa(kill)
+				if same {
+					name += "/same-disk"
+				}
+				t.Run(name, func(t *testing.T) {
+					r := rand.New(rand.NewPCG(uint64(kill), 29))
+					store := newMemRunStore()
+					c := &crashRun{t: t, st: st, r: r, kills: []int{kill}, mem: sink.NewMemory(), runs: runs, store: store,
+						sameDisk: func(int) bool { return same }}
+					c.run()
+					if c.restarts != 1 {
+						t.Fatalf("%d moves, want 1", c.restarts)
+					}
+					if d := refmodelCompare(want, graphOf(c.mem)); d != "" {
+						t.Fatalf("graph differs from the reference:\n%s", d)
+					}
+				})
+			}
+		}
+	}
+}
