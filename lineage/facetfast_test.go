@@ -1,0 +1,81 @@
+package lineage
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+var facetCorpus = []string{
+	`{"fields":[{"name":"order_id","type":"long"},{"name":"note","type":"string","description":"free text"}]}`,
+	`{"_producer":"p","_schemaURL":"u","fields":[{"name":"a","type":"int","fields":[{"name":"x"}]},null,{"type":"no name"},{"name":"b","type":null,"description":7}]}`,
+	`{"fields":[]}`, `{"fields":null}`, `{"fields":{}}`, `{"fields":"x"}`, `{}`, `{"fields":[1]}`, `{"fields":[{"name":"a"},"s"]}`,
+	`{"fields":[{"name":"a"}],"fields":[{"name":"b"}]}`, `{"fields":[{"name":"a","name":"b","type":"t","type":null}]}`,
+	`{"fields":[{"name":"a<b","type":"t"}]}`, `{"fields":[{"name":"caf\u00e9"}]}`, `{"fields":[{"name":"café","type":"日本"}]}`,
+	`{"fields":[{"name":"a\"b"}]}`, `{"fields":[{"name":"a&b"}]}`, "{\"fields\":[{\"name\":\"a\u2028b\"}]}",
+	`{"fields":[{"name":"a"}]} x`, `{"fields":[{"name":"a"},]}`, `{"fields":[{"name":"a"}`, ` { "fields" : [ { "name" : "a" , "type" : "t" } ] } `,
+	`{"fields":[{"name":"a","n":-0.5e+3,"m":[true,false,null,{}],"o":01}]}`, `{"fields":[{"name":"a","n":1.}]}`, `{"fields":[{"name":"a","n":-}]}`,
+	`{"uri":"s3://b","name":"b"}`, `{"uri":null,"name":"b"}`, `{"uri":5,"name":"b"}`, `{"uri":"a","uri":null}`, `{"uri":null,"uri":"a"}`,
+	`{"description":"the table"}`, `{"description":"a\nb"}`, `{"datasetVersion":"v1"}`, `{"query":"SELECT * FROM t WHERE a > 1"}`,
+	`{"query":"SELECT 1"}`, `{"jobType":"QUERY","processingType":"BATCH","integration":"SPARK"}`, `{"jobType":{"x":1},"integration":"SPARK"}`,
+	`{"type":"git","url":"https://github.com/x/y"}`, `{"owners":[{"name":"team:a","type":"TEAM"},{"name":"b"}]}`, `{"owners":[{"type":"x"}]}`,
+	`[1]`, `null`, `"s"`, ``, `{"a":"\u0000"}`, "{\"description\":\"\xff\"}", `{"description":"x"}}`,
+}
+
+// TestFastInterpretFacet: the one-pass reader gives what encoding/json
+// gives, on hand-made facets of every shape and on random mutations of
+// them; and it takes the usual ones itself.
+func TestFastInterpretFacet(t *testing.T) {
+	check := func(kind int, raw []byte) bool {
+		t.Helper()
+		want := slowInterpretFacet(kind, raw)
+		got := interpretFacet(kind, raw)
+		if got != want {
+			t.Fatalf("kind %d, facet %q: got %+v, want %+v", kind, raw, got, want)
+		}
+		_, fast := fastInterpretFacet(kind, raw)
+		return fast
+	}
+	fast := 0
+	for _, c := range facetCorpus {
+		for kind := range fKinds {
+			if check(kind, []byte(c)) {
+				fast++
+			}
+		}
+	}
+	if fast < len(facetCorpus)*fKinds/2 {
+		t.Fatalf("only %d of %d on the fast path", fast, len(facetCorpus)*fKinds)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte(`{}[]",:\ ntrufalse0123456789.-eE<&é` + "\x00\xff")
+	for range 200000 {
+		b := []byte(facetCorpus[r.IntN(len(facetCorpus))])
+		for range 1 + r.IntN(3) {
+			if len(b) == 0 {
+				break
+			}
+			i := r.IntN(len(b))
+			switch r.IntN(3) {
+			case 0:
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			case 1:
+				b = append(b[:i], b[i+1:]...)
+			default:
+				b = append(b[:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, b[i:]...)...)
+			}
+		}
+		check(r.IntN(fKinds), b)
+	}
+}
+
+func FuzzFastInterpretFacet(f *testing.F) {
+	for _, c := range facetCorpus {
+		f.Add(0, []byte(c))
+	}
+	f.Fuzz(func(t *testing.T, kind int, raw []byte) {
+		kind = ((kind % fKinds) + fKinds) % fKinds
+		if got, want := interpretFacet(kind, raw), slowInterpretFacet(kind, raw); got != want {
+			t.Fatalf("kind %d, facet %q: got %+v, want %+v", kind, raw, got, want)
+		}
+	})
+}
