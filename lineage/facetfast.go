@@ -2,6 +2,7 @@ package lineage
 
 import (
 	"bytes"
+	"sort"
 	"unicode/utf8"
 )
 
@@ -334,4 +335,148 @@ func (s *facetScanner) number() bool {
 	}
 	s.i = i
 	return true
+}
+
+// fastEdges is ColumnLineage.Edges without encoding/json, for facets
+// facetScanner reads (see fastInterpretFacet); ok false: Edges decides
+// with encoding/json (TestFastColumnEdges compares both).
+func (c ColumnLineage) fastEdges(dst []FieldEdge) ([]FieldEdge, bool) {
+	s := facetScanner{b: c.Raw}
+	var fields []byte
+	seen := false
+	if !s.ws() || !s.consume('{') {
+		return dst, false
+	}
+	if !s.consume('}') {
+		for {
+			key, ok := s.str()
+			if !ok || !s.consume(':') {
+				return dst, false
+			}
+			start := s.skipWS()
+			if _, _, ok := s.value(0); !ok {
+				return dst, false
+			}
+			if bytes.EqualFold(key, []byte("fields")) {
+				// encoding/json matches struct fields case-insensitively and
+				// merges repeated ones: not on the fast path.
+				if seen || string(key) != "fields" {
+					return dst, false
+				}
+				seen, fields = true, s.b[start:s.i]
+			}
+			if s.consume(',') {
+				continue
+			}
+			if s.consume('}') {
+				break
+			}
+			return dst, false
+		}
+	}
+	if s.skipWS() != len(s.b) {
+		return dst, false
+	}
+	f := facetScanner{b: fields}
+	if fields == nil || !f.consume('{') {
+		return dst, true // absent, null or not an object: no pairs
+	}
+	type outField struct {
+		name string
+		val  []byte
+	}
+	var outs []outField
+	if !f.consume('}') {
+		for {
+			key, _ := f.str() // validated above
+			f.consume(':')
+			start := f.skipWS()
+			f.value(0)
+			for _, o := range outs {
+				if o.name == string(key) {
+					return dst, false // repeated key: the map keeps the last
+				}
+			}
+			if len(key) > 0 {
+				outs = append(outs, outField{string(key), f.b[start:f.i]})
+			}
+			if !f.consume(',') {
+				break
+			}
+		}
+	}
+	sort.Slice(outs, func(i, j int) bool { return outs[i].name < outs[j].name })
+	for _, o := range outs {
+		v := facetScanner{b: o.val}
+		if !v.consume('{') {
+			continue // null or not an object: nothing
+		}
+		var ins []byte
+		if !v.consume('}') {
+			for {
+				key, _ := v.str()
+				v.consume(':')
+				start := v.skipWS()
+				v.value(0)
+				if string(key) == "inputFields" {
+					ins = v.b[start:v.i]
+				}
+				if !v.consume(',') {
+					break
+				}
+			}
+		}
+		dst = appendInputFields(dst, ins, c.Output, o.name)
+	}
+	return dst, true
+}
+
+// appendInputFields appends the pairs of one output field's validated
+// inputFields array (nothing if it is not an array of objects and nulls).
+func appendInputFields(dst []FieldEdge, raw []byte, out Dataset, of string) []FieldEdge {
+	a := facetScanner{b: raw}
+	if !a.consume('[') || a.consume(']') {
+		return dst
+	}
+	n := len(dst)
+	for {
+		a.skipWS()
+		switch {
+		case a.consume('{'):
+			var vals [3][]byte
+			if !a.consume('}') {
+				for {
+					key, _ := a.str()
+					a.consume(':')
+					str, isStr, _ := a.value(0)
+					if !isStr {
+						str = nil
+					}
+					switch string(key) {
+					case "namespace":
+						vals[0] = str
+					case "name":
+						vals[1] = str
+					case "field":
+						vals[2] = str
+					}
+					if !a.consume(',') {
+						a.consume('}')
+						break
+					}
+				}
+			}
+			d := Dataset{Namespace: string(vals[0]), Name: string(vals[1])}
+			f := string(vals[2])
+			if d.Namespace != "" && d.Name != "" && f != "" && (d != out || f != of) {
+				dst = append(dst, FieldEdge{In: d, InField: f, Out: out, OutField: of})
+			}
+		case a.literal("null"):
+		default:
+			return dst[:n] // an element of another type: encoding/json fails the array
+		}
+		if !a.consume(',') {
+			return dst
+		}
+	}
 }

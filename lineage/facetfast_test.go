@@ -1,6 +1,7 @@
 package lineage
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -78,4 +79,62 @@ func FuzzFastInterpretFacet(f *testing.F) {
 			t.Fatalf("kind %d, facet %q: got %+v, want %+v", kind, raw, got, want)
 		}
 	})
+}
+
+var columnCorpus = []string{
+	`{"fields":{"order_id":{"inputFields":[{"namespace":"s3://raw","name":"orders","field":"order_id"},{"namespace":"s3://raw","name":"orders","field":"id","transformations":[{"type":"DIRECT"}]}]},"country":{"inputFields":[{"namespace":"s3://raw","name":"customers","field":"country"}]}}}`,
+	`{"_producer":"p","fields":{"b":{"inputFields":[null,{"namespace":"n","name":"x","field":"f"},{"namespace":"n","name":7,"field":"g"}]},"a":{"inputFields":[{"namespace":"ns","name":"out","field":"a"}]},"":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}}}`,
+	`{"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"},1]}}}`, `{"fields":{"a":null,"b":"s","c":{},"d":{"inputFields":null},"e":{"inputFields":{}}}}`,
+	`{"fields":null}`, `{"fields":[]}`, `{}`, `{"Fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}}}`,
+	`{"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}},"fields":{"b":{"inputFields":[{"namespace":"n","name":"y","field":"g"}]}}}`,
+	`{"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]},"a":{"inputFields":[]}}}`,
+	`{"fields":{"a":{"inputFields":[{"namespace":"n","namespace":"m","name":"x","field":"f","field":null}],"inputFields":[{"namespace":"n","name":"z","field":"q"}]}}}`,
+	`{"fields":{"a\"b":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}}}`, `{"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}}} x`,
+}
+
+// TestFastColumnEdges: the one-pass reader of columnLineage facets gives
+// what encoding/json gives, on hand-made facets and random mutations.
+func TestFastColumnEdges(t *testing.T) {
+	out := Dataset{Namespace: "ns", Name: "out"}
+	check := func(raw []byte) bool {
+		t.Helper()
+		c := ColumnLineage{Output: out, Raw: raw}
+		prefix := []FieldEdge{{InField: "keep"}}
+		want := c.slowEdges(append([]FieldEdge(nil), prefix...))
+		got := c.Edges(append([]FieldEdge(nil), prefix...))
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("facet %q:\ngot  %v\nwant %v", raw, got, want)
+		}
+		_, fast := c.fastEdges(nil)
+		return fast
+	}
+	fast := 0
+	for _, c := range columnCorpus {
+		if check([]byte(c)) {
+			fast++
+		}
+	}
+	if fast < len(columnCorpus)/2 {
+		t.Fatalf("only %d of %d on the fast path", fast, len(columnCorpus))
+	}
+	r := rand.New(rand.NewPCG(8, 9))
+	alphabet := []byte(`{}[]",:\ ntrufalse0123456789.-eE<&é` + "\x00\xff")
+	for range 200000 {
+		b := []byte(columnCorpus[r.IntN(len(columnCorpus))])
+		for range 1 + r.IntN(3) {
+			if len(b) == 0 {
+				break
+			}
+			i := r.IntN(len(b))
+			switch r.IntN(3) {
+			case 0:
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			case 1:
+				b = append(b[:i], b[i+1:]...)
+			default:
+				b = append(b[:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, b[i:]...)...)
+			}
+		}
+		check(b)
+	}
 }
