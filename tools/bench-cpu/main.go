@@ -63,6 +63,7 @@ type config struct {
 	dir        string
 	top        int
 	classify   string
+	baseline   string
 }
 
 func main() {
@@ -78,6 +79,7 @@ func main() {
 	flag.StringVar(&c.dir, "dir", "", "work directory (default a new temp dir, removed on success)")
 	flag.IntVar(&c.top, "top", 25, "lines of `go tool pprof -top` printed for the last round's worker profile")
 	flag.StringVar(&c.classify, "classify", "", "only print the components of this CPU profile of `lineageflow run` (with -classify-bin, the binary that wrote it) and exit")
+	flag.StringVar(&c.baseline, "baseline-bin", "", "a `lineageflow` binary of another commit (e.g. before a change): each round also drains the stream with it (no profile), for a before/after in the same run")
 	classifyBin := flag.String("classify-bin", "", "the binary of the -classify profile")
 	flag.Parse()
 	if c.classify != "" {
@@ -104,7 +106,7 @@ type round struct {
 	rawRPS                  float64
 	workerRPS               float64 // first to last processed record
 	workerCPU               float64 // CPU seconds, first to last processed record
-	workerCPUAll            float64 // CPU seconds, process start to last record
+	baseCPU, baseRPS        float64 // the same of the -baseline-bin worker
 	pipeCPU                 float64 // us per event
 	pipeRPS                 float64
 	decodeRPS               float64
@@ -167,8 +169,12 @@ func run(ctx context.Context, c config) error {
 			return err
 		}
 		r.decodeRPS, r.decodeCPU = dec[0], dec[1]
-		fmt.Printf("round=%d worker: records=%d kinesis_records=%d cpu_s=%.2f (from start %.2f) cpu_s_per_M=%.1f us_per_record=%.1f rps=%.0f raw_rps=%.0f tput_ratio=%.2f\n",
-			i, r.records, r.kinesisRecords, r.workerCPU, r.workerCPUAll, r.workerCPU*1e6/float64(r.records), r.workerUS(), r.workerRPS, r.rawRPS, r.workerRPS/r.rawRPS)
+		fmt.Printf("round=%d worker: records=%d kinesis_records=%d cpu_s=%.2f cpu_s_per_M=%.1f us_per_record=%.1f rps=%.0f raw_rps=%.0f tput_ratio=%.2f\n",
+			i, r.records, r.kinesisRecords, r.workerCPU, r.workerCPU*1e6/float64(r.records), r.workerUS(), r.workerRPS, r.rawRPS, r.workerRPS/r.rawRPS)
+		if c.baseline != "" {
+			fmt.Printf("round=%d baseline worker (%s): cpu_s=%.2f us_per_record=%.1f rps=%.0f; this/baseline CPU per record=%.2f, rate=%.2f\n",
+				i, c.baseline, r.baseCPU, r.baseCPU*1e6/float64(r.records), r.baseRPS, r.workerCPU/r.baseCPU, r.workerRPS/r.baseRPS)
+		}
 		fmt.Printf("round=%d pipeline: cpu_us_per_event=%.1f events_per_s=%.0f decoder: cpu_us_per_event=%.2f events_per_s=%.0f\n", i, r.pipeCPU, r.pipeRPS, r.decodeCPU, r.decodeRPS)
 		fmt.Printf("round=%d RATIOS worker_cpu_per_record/pipeline_cpu_per_event=%.2f (goal <= 1.5) pipeline/decoder events per CPU-second=%.3f, per wall second=%.3f (goal >= 0.5) worker_rps/raw_rps=%.2f (goal >= 0.9)\n",
 			i, r.workerUS()/r.pipeCPU, r.decodeCPU/r.pipeCPU, r.pipeRPS/r.decodeRPS, r.workerRPS/r.rawRPS)
@@ -225,7 +231,6 @@ func oneRound(ctx context.Context, c config, h *harness.Harness, sum replay.Summ
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, err
 	}
-	env := h.Env
 	r.records, r.kinesisRecords = sum.UserRecords, sum.Records
 
 	t0 := time.Now()
@@ -239,22 +244,54 @@ func oneRound(ctx context.Context, c config, h *harness.Harness, sum replay.Summ
 	r.rawRPS = float64(n) / time.Since(t0).Seconds()
 
 	r.profile = filepath.Join(dir, "worker.cpu.pprof")
-	app := fmt.Sprintf("%s-r%d", h.App, i) // a new lease table: the worker starts at TRIM_HORIZON
-	defer dropTables(h, "", app)
-	spec := harness.WorkerSpec{ID: fmt.Sprintf("w%d", i), StatsEvery: 50 * time.Millisecond, ShardSync: time.Second, FailoverTime: 10 * time.Second,
-		Args: append([]string{"-max-records", strconv.Itoa(c.maxRecords), "-cpu-profile", r.profile, "-app", app}, strings.Fields(c.workerArgs)...)}
-	if c.sink == "gremlin" {
-		if env.GremlinEndpoint == "" {
-			return r, errors.New("-sink gremlin: no Gremlin stand-in")
+	if c.baseline != "" && i%2 == 1 { // alternate which goes first
+		if r.baseCPU, r.baseRPS, err = drain(ctx, c, h, sum, c.baseline, fmt.Sprintf("b%d", i), ""); err != nil {
+			return r, fmt.Errorf("baseline: %w", err)
 		}
-		if err := graphread.Drop(env.GremlinEndpoint); err != nil {
-			return r, err
-		}
-		spec.Sink = "gremlin:" + env.GremlinEndpoint
 	}
-	p, err := h.StartWorker(ctx, spec)
-	if err != nil {
+	if r.workerCPU, r.workerRPS, err = drain(ctx, c, h, sum, h.Bin, fmt.Sprintf("w%d", i), r.profile); err != nil {
 		return r, err
+	}
+	if c.baseline != "" && i%2 == 0 {
+		if r.baseCPU, r.baseRPS, err = drain(ctx, c, h, sum, c.baseline, fmt.Sprintf("b%d", i), ""); err != nil {
+			return r, fmt.Errorf("baseline: %w", err)
+		}
+	}
+	if r.comps, err = components(ctx, h.Bin, r.profile); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// drain runs worker binary bin under a new KCL application (so from
+// TRIM_HORIZON) until it has processed every pre-loaded record and returns
+// its CPU seconds and rate from its first processed record to the last
+// (scaled to every record). profile: its -cpu-profile ("": none, e.g. a
+// baseline binary without the flag).
+func drain(ctx context.Context, c config, h *harness.Harness, sum replay.Summary, bin, id, profile string) (cpu, rps float64, err error) {
+	app := fmt.Sprintf("%s-%s", h.App, id) // a new lease table: the worker starts at TRIM_HORIZON
+	defer dropTables(h, "", app)
+	args := []string{"-max-records", strconv.Itoa(c.maxRecords), "-app", app}
+	if profile != "" {
+		args = append(args, "-cpu-profile", profile)
+	}
+	spec := harness.WorkerSpec{ID: id, StatsEvery: 50 * time.Millisecond, ShardSync: time.Second, FailoverTime: 10 * time.Second,
+		Args: append(args, strings.Fields(c.workerArgs)...)}
+	if c.sink == "gremlin" {
+		if h.Env.GremlinEndpoint == "" {
+			return 0, 0, errors.New("-sink gremlin: no Gremlin stand-in")
+		}
+		if err := graphread.Drop(h.Env.GremlinEndpoint); err != nil {
+			return 0, 0, err
+		}
+		spec.Sink = "gremlin:" + h.Env.GremlinEndpoint
+	}
+	saved := h.Bin
+	h.Bin = bin
+	p, err := h.StartWorker(ctx, spec)
+	h.Bin = saved
+	if err != nil {
+		return 0, 0, err
 	}
 	var first time.Time
 	var cpuFirst float64
@@ -271,21 +308,18 @@ func oneRound(ctx context.Context, c config, h *harness.Harness, sum replay.Summ
 	}, "the worker to process every record")
 	if err != nil {
 		h.DumpLogs(os.Stderr, 3000)
-		return r, err
+		_ = p.Kill()
+		return 0, 0, err
 	}
 	end, cpuEnd := time.Now(), cpuSeconds(p.PID())
 	// The records before the first observation (one stats period) are
 	// left out of both the CPU and the count.
-	r.workerCPU = (cpuEnd - cpuFirst) * float64(sum.UserRecords) / float64(sum.UserRecords-firstN)
-	r.workerCPUAll = cpuEnd
-	r.workerRPS = float64(sum.UserRecords-firstN) / end.Sub(first).Seconds()
+	cpu = (cpuEnd - cpuFirst) * float64(sum.UserRecords) / float64(sum.UserRecords-firstN)
+	rps = float64(sum.UserRecords-firstN) / end.Sub(first).Seconds()
 	if err := p.Stop(60 * time.Second); err != nil {
-		return r, fmt.Errorf("stop: %w", err)
+		return 0, 0, fmt.Errorf("stop: %w", err)
 	}
-	if r.comps, err = components(ctx, h.Bin, r.profile); err != nil {
-		return r, err
-	}
-	return r, nil
+	return cpu, rps, nil
 }
 
 // cpuSeconds returns the user+system CPU time of a process (Linux /proc).
