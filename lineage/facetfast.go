@@ -480,3 +480,83 @@ func appendInputFields(dst []FieldEdge, raw []byte, out Dataset, of string) []Fi
 		}
 	}
 }
+
+// fastAliases is aliasesOf without encoding/json, for facets facetScanner
+// reads; ok false: aliasesOf decides with encoding/json
+// (TestFastAliases compares both).
+func fastAliases(dst []Alias, d Dataset, raw []byte) ([]Alias, bool) {
+	s := facetScanner{b: raw}
+	var ids []byte
+	if !s.ws() || !s.consume('{') {
+		return dst, false
+	}
+	if !s.consume('}') {
+		for {
+			key, ok := s.str()
+			if !ok || !s.consume(':') {
+				return dst, false
+			}
+			start := s.skipWS()
+			if _, _, ok := s.value(0); !ok {
+				return dst, false
+			}
+			if string(key) == "identifiers" {
+				ids = s.b[start:s.i] // a map: the last one wins
+			}
+			if s.consume(',') {
+				continue
+			}
+			if s.consume('}') {
+				break
+			}
+			return dst, false
+		}
+	}
+	if s.skipWS() != len(s.b) {
+		return dst, false
+	}
+	a := facetScanner{b: ids}
+	if ids == nil || !a.consume('[') || a.consume(']') {
+		return dst, true // absent, null, not an array or empty: no aliases
+	}
+	n := len(dst)
+	for {
+		a.skipWS()
+		switch {
+		case a.consume('{'):
+			var vals [3][]byte // namespace, name, type
+			if !a.consume('}') {
+				for {
+					key, _ := a.str() // validated above
+					a.consume(':')
+					str, isStr, _ := a.value(0)
+					if !isStr {
+						str = nil // not a string: absent
+					}
+					switch string(key) {
+					case "namespace":
+						vals[0] = str
+					case "name":
+						vals[1] = str
+					case "type":
+						vals[2] = str
+					}
+					if !a.consume(',') {
+						a.consume('}')
+						break
+					}
+				}
+			}
+			al := Dataset{Namespace: string(vals[0]), Name: string(vals[1])}
+			if al.Namespace != "" && al.Name != "" && al != d {
+				dst = append(dst, Alias{Of: d, Alias: al, Type: string(vals[2])})
+			}
+		case a.literal("null"):
+		default:
+			return dst[:n], true // an element of another type: encoding/json fails the array
+		}
+		if !a.consume(',') {
+			return dst, true
+		}
+	}
+}

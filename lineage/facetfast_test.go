@@ -138,3 +138,58 @@ func TestFastColumnEdges(t *testing.T) {
 		check(b)
 	}
 }
+
+var aliasCorpus = []string{
+	`{"_producer":"p","identifiers":[{"namespace":"hive://metastore","name":"db.orders","type":"TABLE"},{"namespace":"s3://b","name":"orders"}]}`,
+	`{"identifiers":[null,{"namespace":"n","name":"x","type":7},{"namespace":"n"},{"namespace":"ns","name":"ds"},{"namespace":"n","name":null}]}`,
+	`{"identifiers":[{"namespace":"n","name":"x"},1]}`, `{"identifiers":null}`, `{"identifiers":{}}`, `{"identifiers":[]}`, `{}`,
+	`{"identifiers":[{"namespace":"n","name":"x"}],"identifiers":[{"namespace":"n","name":"y"}]}`,
+	`{"identifiers":[{"namespace":"n","namespace":"m","name":"x","type":"T","type":null}]}`, `{"Identifiers":[{"namespace":"n","name":"x"}]}`,
+	`{"identifiers":[{"namespace":"n\"","name":"x"}]}`, `{"identifiers":[{"namespace":"n","name":"x"}]} x`, `[1]`, `null`,
+}
+
+// TestFastAliases: the one-pass reader of symlinks facets gives what
+// encoding/json gives, on hand-made facets and random mutations.
+func TestFastAliases(t *testing.T) {
+	d := Dataset{Namespace: "ns", Name: "ds"}
+	check := func(raw []byte) bool {
+		t.Helper()
+		prefix := []Alias{{Type: "keep"}}
+		want := slowAliasesOf(append([]Alias(nil), prefix...), d, raw)
+		got := aliasesOf(append([]Alias(nil), prefix...), d, raw)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("facet %q:\ngot  %v\nwant %v", raw, got, want)
+		}
+		_, fast := fastAliases(nil, d, raw)
+		return fast
+	}
+	fast := 0
+	for _, c := range aliasCorpus {
+		if check([]byte(c)) {
+			fast++
+		}
+	}
+	if fast < len(aliasCorpus)/2 {
+		t.Fatalf("only %d of %d on the fast path", fast, len(aliasCorpus))
+	}
+	r := rand.New(rand.NewPCG(10, 11))
+	alphabet := []byte(`{}[]",:\ ntrufalse0123456789.-eE<&é` + "\x00\xff")
+	for range 200000 {
+		b := []byte(aliasCorpus[r.IntN(len(aliasCorpus))])
+		for range 1 + r.IntN(3) {
+			if len(b) == 0 {
+				break
+			}
+			i := r.IntN(len(b))
+			switch r.IntN(3) {
+			case 0:
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			case 1:
+				b = append(b[:i], b[i+1:]...)
+			default:
+				b = append(b[:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, b[i:]...)...)
+			}
+		}
+		check(b)
+	}
+}
