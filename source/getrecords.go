@@ -26,6 +26,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
@@ -47,6 +48,10 @@ func escapeAggregates(o *kinesis.Options) {
 type recordsProtocol struct {
 	smithyhttp.ClientProtocol
 }
+
+// slowResponses counts successful GetRecords responses the fast path left
+// to the SDK's decoder (tests read it).
+var slowResponses atomic.Int64
 
 // bodies holds the buffers responses are read into.
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -70,6 +75,7 @@ func (p *recordsProtocol) DeserializeResponse(ctx context.Context, schema *smith
 	if err := decodeGetRecords(buf.Bytes(), res); err != nil {
 		// Not the shape the fast path knows: the SDK decodes it, from the
 		// same bytes.
+		slowResponses.Add(1)
 		*res = kinesis.GetRecordsOutput{}
 		resp.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
 		if err := p.ClientProtocol.DeserializeResponse(ctx, schema, reg, resp, out); err != nil {
