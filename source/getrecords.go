@@ -77,7 +77,10 @@ func (p *recordsProtocol) DeserializeResponse(ctx context.Context, schema *smith
 		// same bytes.
 		slowResponses.Add(1)
 		*res = kinesis.GetRecordsOutput{}
-		resp.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
+		resp.Body = struct {
+			io.Reader
+			io.Closer // the caller closes the connection's body
+		}{bytes.NewReader(buf.Bytes()), resp.Body}
 		if err := p.ClientProtocol.DeserializeResponse(ctx, schema, reg, resp, out); err != nil {
 			return err
 		}
