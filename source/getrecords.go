@@ -69,6 +69,9 @@ func (p *recordsProtocol) DeserializeResponse(ctx context.Context, schema *smith
 			bodies.Put(buf)
 		}
 	}()
+	if n := resp.ContentLength; n > 0 && n <= 64<<20 {
+		buf.Grow(int(n))
+	}
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return &smithy.DeserializationError{Err: err}
 	}
