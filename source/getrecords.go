@@ -165,10 +165,7 @@ type rawRecord struct {
 // records decodes the Records array: a first pass collects the fields as
 // slices of the body, a second decodes them into shared buffers.
 func (d *jsonScanner) records(out *kinesis.GetRecordsOutput) error {
-	if d.null() {
-		return nil
-	}
-	if !d.consume('[') {
+	if !d.consume('[') { // null included: the SDK decides
 		return errFallback
 	}
 	var raws []rawRecord
