@@ -113,6 +113,14 @@ func DatasetFieldVertex(d Dataset, f string) Vertex {
 // facets (fields used only to filter or join) are not field lineage and
 // are ignored.
 func (c ColumnLineage) Edges(dst []FieldEdge) []FieldEdge {
+	if out, ok := c.fastEdges(dst); ok {
+		return out
+	}
+	return c.slowEdges(dst)
+}
+
+// slowEdges is Edges with encoding/json.
+func (c ColumnLineage) slowEdges(dst []FieldEdge) []FieldEdge {
 	var facet struct {
 		Fields map[string]json.RawMessage `json:"fields"`
 	}

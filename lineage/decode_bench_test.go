@@ -3,6 +3,7 @@ package lineage
 import (
 	"encoding/json"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -36,7 +37,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(size / len(evs)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU(b)
 	for b.Loop() {
 		if err := d.Decode(evs[n%len(evs)], &ev); err != nil {
 			b.Fatal(err)
@@ -44,6 +45,18 @@ func BenchmarkDecode(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "events/s")
+	// CPU per event (every thread: GC too) compares with the pipeline's
+	// on a shared machine (scripts/bench-cpu.sh).
+	b.ReportMetric((processCPU(b)-cpu0).Seconds()*1e6/float64(n), "cpu-us/event")
+}
+
+// processCPU returns the user+system CPU time of this process so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkDecodeEncodingJSON is the baseline: the same events into

@@ -121,8 +121,18 @@ func (c *facetMemo) get(kind int, raw []byte) facetVal {
 	return v
 }
 
-// interpretFacet reads the facet object raw of the given kind.
+// interpretFacet reads the facet object raw of the given kind: in one
+// pass when it can (facetfast.go), else with encoding/json.
 func interpretFacet(kind int, raw []byte) facetVal {
+	if f, ok := fastInterpretFacet(kind, raw); ok {
+		return f
+	}
+	return slowInterpretFacet(kind, raw)
+}
+
+// slowInterpretFacet reads the facet object raw of the given kind with
+// encoding/json.
+func slowInterpretFacet(kind int, raw []byte) facetVal {
 	var f facetVal
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {

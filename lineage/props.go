@@ -1,10 +1,11 @@
 package lineage
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,7 +83,24 @@ func MakeProps(ps ...Prop) Props {
 	if len(ps) == 0 {
 		return ""
 	}
-	return encodeProps(mergeLists(nil, ps))
+	if len(ps) == 1 {
+		return encodeProps(ps)
+	}
+	l := slices.Clone(ps)
+	// Stable: among values of one key the first wins unless a later one
+	// beats it, as a merge does.
+	slices.SortStableFunc(l, func(a, b Prop) int { return strings.Compare(a.Key, b.Key) })
+	out := l[:0]
+	for _, x := range l {
+		if n := len(out); n > 0 && out[n-1].Key == x.Key {
+			if out[n-1].less(x) {
+				out[n-1] = x
+			}
+			continue
+		}
+		out = append(out, x)
+	}
+	return encodeProps(out)
 }
 
 // List returns the properties, sorted by key. It panics on a corrupt
@@ -118,7 +136,12 @@ func (p Props) Merge(o Props) Props {
 	case p == "":
 		return o
 	}
-	return encodeProps(mergeLists(p.List(), o.List()))
+	a, b := p.List(), o.List()
+	out, changed := mergeSorted(a, b)
+	if !changed {
+		return p // o adds nothing: no new encoding
+	}
+	return encodeProps(out)
 }
 
 // With returns p with ps merged in.
@@ -142,21 +165,33 @@ func (p Props) String() string {
 	return b.String()
 }
 
-func mergeLists(a, b []Prop) []Prop {
-	m := make(map[string]Prop, len(a)+len(b))
-	for _, l := range [][]Prop{a, b} {
-		for _, x := range l {
-			if cur, ok := m[x.Key]; !ok || cur.less(x) {
-				m[x.Key] = x
+// mergeSorted merges two lists sorted by unique keys: a key holds the
+// winner of its values, a's on a tie. changed: the result is not a.
+func mergeSorted(a, b []Prop) ([]Prop, bool) {
+	out := make([]Prop, 0, len(a)+len(b))
+	changed := false
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i].Key < b[j].Key:
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].Key < a[i].Key:
+			out = append(out, b[j])
+			j++
+			changed = true
+		default: // same key
+			if a[i].less(b[j]) {
+				out = append(out, b[j])
+				changed = true
+			} else {
+				out = append(out, a[i])
 			}
+			i++
+			j++
 		}
 	}
-	out := make([]Prop, 0, len(m))
-	for _, x := range m {
-		out = append(out, x)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out
+	return out, changed
 }
 
 // errCorruptProps is returned by [DecodeProps] for bytes that are not a
@@ -164,7 +199,11 @@ func mergeLists(a, b []Prop) []Prop {
 var errCorruptProps = errors.New("lineage: corrupt vertex properties")
 
 func encodeProps(l []Prop) Props {
-	var b []byte
+	size := binary.MaxVarintLen64
+	for _, x := range l {
+		size += len(x.Key) + len(x.Str) + 3*binary.MaxVarintLen64 + 1
+	}
+	b := make([]byte, 0, size)
 	b = enc.AppendUvarint(b, uint64(len(l)))
 	for _, x := range l {
 		b = enc.AppendString(b, x.Key)
@@ -184,34 +223,94 @@ func decodeProps(p Props) ([]Prop, error) {
 	if p == "" {
 		return nil, nil
 	}
-	r := enc.NewReader([]byte(p), errCorruptProps)
-	n := r.Uvarint()
-	if n > uint64(len(p)) {
+	// Read in place: keys and string values are substrings of p (no copy).
+	r := propsReader{s: string(p), ok: true}
+	n := r.uvarint()
+	if !r.ok || n > uint64(len(p)) {
 		return nil, errCorruptProps
 	}
 	out := make([]Prop, 0, n)
-	for i := uint64(0); i < n && r.OK(); i++ {
-		x := Prop{Key: r.String(), Stamp: r.Varint()}
-		switch r.Byte() {
+	for i := uint64(0); i < n && r.ok; i++ {
+		x := Prop{Key: r.str(), Stamp: r.varint()}
+		switch r.byte() {
 		case 0:
-			x.Str = r.String()
+			x.Str = r.str()
 		case 1:
-			x.IsNum, x.Num = true, r.Varint()
+			x.IsNum, x.Num = true, r.varint()
 		default:
 			return nil, errCorruptProps
+		}
+		if !r.ok {
+			break
 		}
 		if len(out) > 0 && out[len(out)-1].Key >= x.Key {
 			return nil, errCorruptProps
 		}
 		out = append(out, x)
 	}
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	if r.Len() != 0 {
+	if !r.ok || r.i != len(r.s) {
 		return nil, errCorruptProps
 	}
 	return out, nil
+}
+
+// propsReader reads the encoding of internal/enc (uvarint, zig-zag varint,
+// length-prefixed string) from a string, in place.
+type propsReader struct {
+	s  string
+	i  int
+	ok bool
+}
+
+func (r *propsReader) uvarint() uint64 {
+	if !r.ok {
+		return 0
+	}
+	var x uint64
+	var shift uint
+	for k := 0; r.i+k < len(r.s) && k < binary.MaxVarintLen64; k++ {
+		c := r.s[r.i+k]
+		if c < 0x80 {
+			if k == binary.MaxVarintLen64-1 && c > 1 {
+				break // overflow
+			}
+			r.i += k + 1
+			return x | uint64(c)<<shift
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+	r.ok = false
+	return 0
+}
+
+func (r *propsReader) varint() int64 {
+	ux := r.uvarint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
+	}
+	return x
+}
+
+func (r *propsReader) byte() byte {
+	if !r.ok || r.i >= len(r.s) {
+		r.ok = false
+		return 0xff
+	}
+	r.i++
+	return r.s[r.i-1]
+}
+
+func (r *propsReader) str() string {
+	n := r.uvarint()
+	if !r.ok || n > uint64(len(r.s)-r.i) {
+		r.ok = false
+		return ""
+	}
+	v := r.s[r.i : r.i+int(n)]
+	r.i += int(n)
+	return v
 }
 
 // DecodeProps checks that s is a Props encoding (as read back from

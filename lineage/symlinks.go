@@ -43,6 +43,14 @@ func AliasVertex(a Alias) Vertex {
 // Both decoders share it: they agree on the raw spans, this gives them the
 // same meaning.
 func aliasesOf(dst []Alias, d Dataset, raw []byte) []Alias {
+	if out, ok := fastAliases(dst, d, raw); ok {
+		return out
+	}
+	return slowAliasesOf(dst, d, raw)
+}
+
+// slowAliasesOf is aliasesOf with encoding/json.
+func slowAliasesOf(dst []Alias, d Dataset, raw []byte) []Alias {
 	var f map[string]json.RawMessage
 	if json.Unmarshal(raw, &f) != nil {
 		return dst

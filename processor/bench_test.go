@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,6 +56,7 @@ func BenchmarkPipeline(b *testing.B) {
 func benchPipeline(b *testing.B, recs []Record, batch int) {
 	events := 0
 	stats := &Stats{}
+	var cpu time.Duration // process CPU time (user+system, every goroutine, Pebble's too) of the timed part
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -68,6 +70,7 @@ func benchPipeline(b *testing.B, recs []Record, batch int) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+		cpu0 := processCPU(b)
 		// j = k, not j += batch: k runs past j+batch to keep the
 		// sub-records of one KPL aggregate (same Seq) in one batch.
 		for j := 0; j < len(recs); {
@@ -85,6 +88,7 @@ func benchPipeline(b *testing.B, recs []Record, batch int) {
 			b.Fatal(err)
 		}
 		events += len(recs)
+		cpu += processCPU(b) - cpu0
 		b.StopTimer()
 		s.Close()
 		b.StartTimer()
@@ -92,6 +96,18 @@ func benchPipeline(b *testing.B, recs []Record, batch int) {
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(stats.Barriers.Load())/float64(b.N), "barriers/op")
 	b.ReportMetric(float64(stats.BarrierNanos.Load())/float64(b.Elapsed()), "barrier-share")
+	// CPU per event compares with a worker's CPU per record (scripts/bench-cpu.sh):
+	// both count every thread of the process.
+	b.ReportMetric(cpu.Seconds()*1e6/float64(events), "cpu-us/event")
+}
+
+// processCPU returns the user+system CPU time of this process so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkWideWindow: 1M distinct keys in one window (a JobEvent-like

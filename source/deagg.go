@@ -10,21 +10,18 @@ package source
 // return nil: the KCL hands over an empty batch and the checkpoint moves
 // past the good records of that batch. The KCL has no switch to turn it
 // off, so the Kinesis client we give it escapes every record that could
-// look like an aggregate (escapeAggregates): the KCL's de-aggregator then
+// look like an aggregate (escapeAggregates, getrecords.go): the KCL's de-aggregator then
 // passes every record through unchanged, and ProcessRecords unescapes and
 // de-aggregates with internal/kpl, which never panics and turns a corrupt
 // aggregate into one dead letter (reason kpl_corrupt) between the good
 // records around it.
 
 import (
-	"context"
 	"errors"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
-	"github.com/aws/smithy-go/middleware"
 	"github.com/lineageflow/lineageflow/internal/kpl"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/processor"
@@ -52,23 +49,6 @@ func unescape(data []byte) []byte {
 		return data[1:]
 	}
 	return data
-}
-
-// escapeAggregates is a Kinesis client option: every GetRecords output has
-// its records escaped before the caller (the KCL) sees them.
-func escapeAggregates(o *kinesis.Options) {
-	o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
-		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("lineageflowEscapeKPL",
-			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				out, md, err := next.HandleInitialize(ctx, in)
-				if res, ok := out.Result.(*kinesis.GetRecordsOutput); ok && err == nil {
-					for i := range res.Records {
-						res.Records[i].Data = escape(res.Records[i].Data)
-					}
-				}
-				return out, md, err
-			}), middleware.After)
-	})
 }
 
 // appendUserRecords appends to dst the user records of the Kinesis records

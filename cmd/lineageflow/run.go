@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -76,6 +77,7 @@ func runWorker(ctx context.Context, args []string) error {
 		httpAddr    = fs.String("http-addr", "127.0.0.1:9090", "listen address of /metrics, /healthz and /readyz (empty: no HTTP server); loopback by default: a deployment that scrapes or probes from outside sets it (e.g. :9090)")
 		dedupSpec   = fs.String("dedup", "local", "dedup tier: local (each shard's Pebble set) or redis://host:port/N (also a tier shared by every worker of -app: SET NX GET with a 24 h TTL, one pipelined round trip per batch; Redis slow or down falls back to local)")
 		dedupTO     = fs.Duration("dedup-timeout", processor.DefaultSharedDedupTimeout, "with -dedup redis://...: longest wait for Redis per batch before the local tier decides alone")
+		cpuProfile  = fs.String("cpu-profile", "", "write a Go CPU profile (pprof) of the whole run to this file, finished at exit (empty: none); for scripts/bench-cpu.sh and `go tool pprof`")
 		unsafeBreak = fs.String("unsafe-break", "", "fault injection for the e2e fault matrix (make e2e -break), never for production: early-checkpoint checkpoints before the sink acknowledged, breaking exactly-once on purpose")
 		gopt        = gremlinFlags(fs)
 	)
@@ -89,6 +91,13 @@ func runWorker(ctx context.Context, args []string) error {
 	}
 	if w := cli.SecretFlagWarning(fs, "secret-access-key"); w != "" {
 		logger.Warn(w)
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile(logger)
 	}
 	shared, err := openDedup(ctx, *dedupSpec, *app, *dedupTO, logger)
 	if err != nil {
@@ -335,4 +344,23 @@ func (s *fileSink) Close(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return errors.Join(s.w.Flush(), s.f.Close())
+}
+
+// startCPUProfile starts the process's CPU profile into path; the returned
+// func stops it and closes the file.
+func startCPUProfile(path string) (func(*slog.Logger), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpu-profile: %w", err)
+	}
+	return func(l *slog.Logger) {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			l.Warn("closing the CPU profile", "path", path, "err", err)
+		}
+	}, nil
 }
