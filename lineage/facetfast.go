@@ -411,22 +411,38 @@ func (c ColumnLineage) fastEdges(dst []FieldEdge) ([]FieldEdge, bool) {
 		if !v.consume('{') {
 			continue // null or not an object: nothing
 		}
-		var ins []byte
+		var ins, tType, tDesc []byte
 		if !v.consume('}') {
 			for {
 				key, _ := v.str()
 				v.consume(':')
 				start := v.skipWS()
 				v.value(0)
-				if string(key) == "inputFields" {
+				switch string(key) {
+				case "inputFields":
 					ins = v.b[start:v.i]
+				case "transformationType":
+					tType = v.b[start:v.i]
+				case "transformationDescription":
+					tDesc = v.b[start:v.i]
 				}
 				if !v.consume(',') {
 					break
 				}
 			}
 		}
+		n := len(dst)
 		dst = appendInputFields(dst, ins, c.Output, o.name)
+		if tType != nil || tDesc != nil {
+			// The older facets' transformation of the output field, for
+			// the pairs whose input field gives none.
+			typ, desc := jsonStr(tType), jsonStr(tDesc)
+			for i := n; i < len(dst); i++ {
+				if dst[i].TransformationType == "" && dst[i].TransformationDescription == "" {
+					dst[i].TransformationType, dst[i].TransformationDescription = typ, desc
+				}
+			}
+		}
 	}
 	return dst, true
 }
@@ -444,10 +460,12 @@ func appendInputFields(dst []FieldEdge, raw []byte, out Dataset, of string) []Fi
 		switch {
 		case a.consume('{'):
 			var vals [3][]byte
+			var trans []byte // the input field's transformations (facet 1-2-0)
 			if !a.consume('}') {
 				for {
 					key, _ := a.str()
 					a.consume(':')
+					start := a.skipWS()
 					str, isStr, _ := a.value(0)
 					if !isStr {
 						str = nil
@@ -459,6 +477,8 @@ func appendInputFields(dst []FieldEdge, raw []byte, out Dataset, of string) []Fi
 						vals[1] = str
 					case "field":
 						vals[2] = str
+					case "transformations":
+						trans = a.b[start:a.i]
 					}
 					if !a.consume(',') {
 						a.consume('}')
@@ -469,7 +489,11 @@ func appendInputFields(dst []FieldEdge, raw []byte, out Dataset, of string) []Fi
 			d := Dataset{Namespace: string(vals[0]), Name: string(vals[1])}
 			f := string(vals[2])
 			if d.Namespace != "" && d.Name != "" && f != "" && (d != out || f != of) {
-				dst = append(dst, FieldEdge{In: d, InField: f, Out: out, OutField: of})
+				fe := FieldEdge{In: d, InField: f, Out: out, OutField: of}
+				if trans != nil {
+					fe.TransformationType, fe.TransformationDescription = transformations(trans)
+				}
+				dst = append(dst, fe)
 			}
 		case a.literal("null"):
 		default:

@@ -82,6 +82,8 @@ func FuzzFastInterpretFacet(f *testing.F) {
 }
 
 var columnCorpus = []string{
+	`{"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f","transformations":[{"type":"DIRECT","subtype":"IDENTITY","description":"copied"},{"type":"INDIRECT","subtype":"FILTER"}]},{"namespace":"n","name":"x","field":"g"}],"transformationType":"IDENTITY","transformationDescription":"old style"}}}`,
+	`{"fields":{"a":{"transformationType":"IDENTITY","inputFields":[{"namespace":"n","name":"x","field":"f"}],"transformationType":7},"b":{"inputFields":[{"namespace":"n","name":"y","field":"g","transformations":null}],"transformationDescription":"only a description"}}}`,
 	`{"fields":{"order_id":{"inputFields":[{"namespace":"s3://raw","name":"orders","field":"order_id"},{"namespace":"s3://raw","name":"orders","field":"id","transformations":[{"type":"DIRECT"}]}]},"country":{"inputFields":[{"namespace":"s3://raw","name":"customers","field":"country"}]}}}`,
 	`{"_producer":"p","fields":{"b":{"inputFields":[null,{"namespace":"n","name":"x","field":"f"},{"namespace":"n","name":7,"field":"g"}]},"a":{"inputFields":[{"namespace":"ns","name":"out","field":"a"}]},"":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}}}`,
 	`{"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"},1]}}}`, `{"fields":{"a":null,"b":"s","c":{},"d":{"inputFields":null},"e":{"inputFields":{}}}}`,
