@@ -16,6 +16,14 @@ import type { ViewState } from './state';
 
 cytoscape.use(dagre);
 
+// When the bundle ran (performance.now()): the start of the app's timeline
+// in __lf.timings (evalAt, appAt, cyAt, earlyAt, sseAt, renderStart, drawnAt).
+const EVAL_AT = performance.now();
+const marks: Record<string, number> = { evalAt: EVAL_AT };
+function mark(name: string): void {
+  if (!(name in marks)) marks[name] = performance.now();
+}
+
 const MAX_SSE = 4; // browsers allow 6 HTTP/1.1 connections per host
 const RETRY_MS = 2000;
 // Above this many nodes the layered (dagre) layout takes seconds: the rank layout is used.
@@ -33,6 +41,12 @@ const LABEL_MIN_PX = 5;
 
 
 // ---------------------------------------------------------------- helpers
+
+/** Runs f when the page is idle (input and frames first), within 500 ms. */
+function later(f: () => void): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(() => f(), { timeout: 500 });
+  else window.setTimeout(f, 0);
+}
 
 function $(id: string): HTMLElement {
   const e = document.getElementById(id);
@@ -112,12 +126,27 @@ class Source {
     // The boot script may have started reading this query while the bundle
     // loaded: its answer is the first snapshot unless the stream is faster.
     const early = takeEarly(this.nodeId, this.up, this.down, this.max);
+    const sse = this.useSSE && typeof EventSource !== 'undefined';
     if (early) {
       void early.then((l) => {
+        mark('earlyAt');
+        if (this.closed) return;
         if (l && !this.snapshot && !this.error) this.accept(l);
+        if (!sse) {
+          if (!l) void this.fetchOnce(false);
+          return;
+        }
+        // The stream's first event is the same snapshot again (for a big
+        // neighbourhood, hundreds of KB to receive and parse on the main
+        // thread): opened after the frame that draws the early answer, so
+        // that it does not delay it. Every event is a whole snapshot:
+        // nothing written meanwhile is missed.
+        if (l) requestAnimationFrame(() => window.setTimeout(() => !this.closed && this.openSSE(), 0));
+        else this.openSSE();
       });
+      return;
     }
-    if (this.useSSE && typeof EventSource !== 'undefined') this.openSSE();
+    if (sse) this.openSSE();
     else void this.fetchOnce(false);
   }
 
@@ -136,7 +165,9 @@ class Source {
     // (no render then): the status must still turn live.
     es.addEventListener('open', () => this.status());
     es.addEventListener('lineage', (ev) => {
+      mark('sseAt');
       this.accept(JSON.parse((ev as MessageEvent).data) as Lineage);
+      mark('sseParsedAt');
     });
     es.addEventListener('error', (ev) => this.onError(es, (ev as MessageEvent).data));
   }
@@ -207,6 +238,7 @@ interface TestHooks {
   ready: boolean;
   interactiveAt: number; // performance.now() of the first frame after the first complete render
   timings: Record<string, number>; // ms of the parts of the last render
+  marks: Record<string, number>; // performance.now() of the first time of each step of the page's start (mark)
   errors: string[];
   state: () => ViewState;
 }
@@ -227,6 +259,7 @@ class App {
   readonly hooks: TestHooks;
 
   constructor() {
+    mark('appAt');
     this.cy = cytoscape({
       container: $('cy'),
       wheelSensitivity: 0.3,
@@ -238,7 +271,8 @@ class App {
       autoungrabify: false,
       style: STYLE,
     });
-    this.hooks = { cy: this.cy, renders: 0, lastRenderMs: 0, ready: false, interactiveAt: 0, timings: {}, errors: [], state: () => ({ ...this.state }) };
+    mark('cyAt');
+    this.hooks = { cy: this.cy, renders: 0, lastRenderMs: 0, ready: false, interactiveAt: 0, timings: {}, marks, errors: [], state: () => ({ ...this.state }) };
     (window as unknown as { __lf: TestHooks }).__lf = this.hooks;
     window.addEventListener('error', (e) => this.hooks.errors.push(String(e.message)));
     window.addEventListener('unhandledrejection', (e) => this.hooks.errors.push(String(e.reason)));
@@ -529,7 +563,10 @@ class App {
     this.hooks.ready = this.allLoaded() && cy.nodes().length > 0;
     if (this.hooks.ready && !this.hooks.interactiveAt) {
       cy.one('render', () => (this.hooks.timings.drawnAt = performance.now()));
-      requestAnimationFrame(() => window.setTimeout(() => (this.hooks.interactiveAt = performance.now()), 0));
+      requestAnimationFrame(() => {
+        mark('frameAt');
+        window.setTimeout(() => (this.hooks.interactiveAt = performance.now()), 0);
+      });
     }
     // A new version of the centre may change the selected node's details.
     if (this.state.sel && this.state.sel === this.detailsFor && !added.length) return;
@@ -801,7 +838,7 @@ class App {
   /**
    * Puts rows (kept list items, or the HTML of new ones) into a list. A
    * long list (a big neighbourhood) gets its first LIST_FIRST rows at once
-   * and the rest in tasks of LIST_CHUNK rows: parsing, styling and laying
+   * and the rest in idle tasks of LIST_CHUNK rows: parsing, styling and laying
    * out 1,000 rows of buttons in the same task and frame as the graph's
    * first draw delays the graph, and a user reads the first rows first.
    * Between the tasks the page answers input; a newer render (listGen)
@@ -820,12 +857,16 @@ class App {
     if (nodes) this.renderListClasses(head);
     const next = (from: number): void => {
       if (gen !== this.listGen || from >= rows.length) return;
+      const t = performance.now();
       const part = mount(from, from + LIST_CHUNK);
       ul.append(...part);
       if (nodes) this.renderListClasses(part);
-      window.setTimeout(() => next(from + LIST_CHUNK), 0);
+      marks.listChunks = (marks.listChunks || 0) + 1;
+      marks.listChunkMs = (marks.listChunkMs || 0) + performance.now() - t;
+      if (from + LIST_CHUNK >= rows.length) mark(nodes ? 'nodeListAt' : 'edgeListAt');
+      later(() => next(from + LIST_CHUNK));
     };
-    if (first < rows.length) window.setTimeout(() => next(first), 0);
+    if (first < rows.length) later(() => next(first));
   }
 
   private renderListClasses(lis?: HTMLElement[]): void {
