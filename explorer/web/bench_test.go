@@ -74,11 +74,20 @@ func BenchmarkRender1000Nodes(b *testing.B) {
 			At, Render float64
 			Nodes      int
 			Timings    map[string]float64
+			Marks      map[string]float64
 		}
-		run(b, tab, 10*time.Second, "read", chromedp.Evaluate(`({At: __lf.interactiveAt, Render: __lf.lastRenderMs, Nodes: __lf.cy.nodes().length, Timings: __lf.timings})`, &r))
-		if i == 0 {
-			b.Logf("first render: %+v", r)
-			shot(b, tab, "render-1000")
+		run(b, tab, 10*time.Second, "read", chromedp.Evaluate(`({At: __lf.interactiveAt, Render: __lf.lastRenderMs, Nodes: __lf.cy.nodes().length, Timings: __lf.timings, Marks: __lf.marks})`, &r))
+		if i == 0 || i == b.N-1 {
+			b.Logf("render %d: %+v", i, r)
+			// Where the page's time went: the document, the scripts and
+			// the lineage answer (start and end, ms since navigation
+			// start; sizes in bytes as transferred and decoded).
+			var entries string
+			run(b, tab, 10*time.Second, "entries", chromedp.Evaluate(`performance.getEntries().filter((e) => e.entryType !== 'mark').map((e) => e.entryType + ' ' + (e.name.split('/').pop() || e.name).slice(0, 40) + ' start=' + e.startTime.toFixed(0) + (e.responseStart ? ' ttfb=' + e.responseStart.toFixed(0) : '') + ' end=' + (e.responseEnd || e.startTime + e.duration).toFixed(0) + (e.transferSize !== undefined ? ' transfer=' + e.transferSize + ' body=' + e.decodedBodySize : '') + (e.domContentLoadedEventStart ? ' dcl=' + e.domContentLoadedEventStart.toFixed(0) : '')).join('\n')`, &entries))
+			b.Logf("page timeline:\n%s", entries)
+			if i == 0 {
+				shot(b, tab, "render-1000")
+			}
 		}
 		if r.Nodes != 1001 {
 			b.Fatalf("drawn %d nodes, want 1001", r.Nodes)

@@ -16,10 +16,23 @@ import type { ViewState } from './state';
 
 cytoscape.use(dagre);
 
+// When the bundle ran (performance.now()): the start of the app's timeline
+// in __lf.timings (evalAt, appAt, cyAt, earlyAt, sseAt, renderStart, drawnAt).
+const EVAL_AT = performance.now();
+const marks: Record<string, number> = { evalAt: EVAL_AT };
+function mark(name: string): void {
+  if (!(name in marks)) marks[name] = performance.now();
+}
+
 const MAX_SSE = 4; // browsers allow 6 HTTP/1.1 connections per host
 const RETRY_MS = 2000;
 // Above this many nodes the layered (dagre) layout takes seconds: the rank layout is used.
 const DAGRE_MAX_NODES = 250;
+// Lists (visible nodes, edges) longer than LIST_SYNC_MAX rows get their first
+// LIST_FIRST rows at once and the rest LIST_CHUNK rows per task (fillList).
+const LIST_SYNC_MAX = 300;
+const LIST_FIRST = 100;
+const LIST_CHUNK = 200;
 // A dataset's details list at most this many producing jobs.
 const MAX_PRODUCERS = 10;
 // Node labels: font size, and the smallest rendered size drawn (min-zoomed-font-size).
@@ -28,6 +41,12 @@ const LABEL_MIN_PX = 5;
 
 
 // ---------------------------------------------------------------- helpers
+
+/** Runs f when the page is idle (input and frames first), within 500 ms. */
+function later(f: () => void): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(() => f(), { timeout: 500 });
+  else window.setTimeout(f, 0);
+}
 
 function $(id: string): HTMLElement {
   const e = document.getElementById(id);
@@ -107,12 +126,27 @@ class Source {
     // The boot script may have started reading this query while the bundle
     // loaded: its answer is the first snapshot unless the stream is faster.
     const early = takeEarly(this.nodeId, this.up, this.down, this.max);
+    const sse = this.useSSE && typeof EventSource !== 'undefined';
     if (early) {
       void early.then((l) => {
+        mark('earlyAt');
+        if (this.closed) return;
         if (l && !this.snapshot && !this.error) this.accept(l);
+        if (!sse) {
+          if (!l) void this.fetchOnce(false);
+          return;
+        }
+        // The stream's first event is the same snapshot again (for a big
+        // neighbourhood, hundreds of KB to receive and parse on the main
+        // thread): opened after the frame that draws the early answer, so
+        // that it does not delay it. Every event is a whole snapshot:
+        // nothing written meanwhile is missed.
+        if (l) requestAnimationFrame(() => window.setTimeout(() => !this.closed && this.openSSE(), 0));
+        else this.openSSE();
       });
+      return;
     }
-    if (this.useSSE && typeof EventSource !== 'undefined') this.openSSE();
+    if (sse) this.openSSE();
     else void this.fetchOnce(false);
   }
 
@@ -131,7 +165,9 @@ class Source {
     // (no render then): the status must still turn live.
     es.addEventListener('open', () => this.status());
     es.addEventListener('lineage', (ev) => {
+      mark('sseAt');
       this.accept(JSON.parse((ev as MessageEvent).data) as Lineage);
+      mark('sseParsedAt');
     });
     es.addEventListener('error', (ev) => this.onError(es, (ev as MessageEvent).data));
   }
@@ -202,6 +238,7 @@ interface TestHooks {
   ready: boolean;
   interactiveAt: number; // performance.now() of the first frame after the first complete render
   timings: Record<string, number>; // ms of the parts of the last render
+  marks: Record<string, number>; // performance.now() of the first time of each step of the page's start (mark)
   errors: string[];
   state: () => ViewState;
 }
@@ -218,9 +255,11 @@ class App {
   private renderQueued = false;
   private revealNew = false; // the user expanded a node: pan to show what it adds
   private bigStyle = false; // STYLE_BIG is in use (more than DAGRE_MAX_NODES nodes)
+  private listGen = 0; // renders of the lists: a newer one cancels an older one's pending rows
   readonly hooks: TestHooks;
 
   constructor() {
+    mark('appAt');
     this.cy = cytoscape({
       container: $('cy'),
       wheelSensitivity: 0.3,
@@ -232,7 +271,8 @@ class App {
       autoungrabify: false,
       style: STYLE,
     });
-    this.hooks = { cy: this.cy, renders: 0, lastRenderMs: 0, ready: false, interactiveAt: 0, timings: {}, errors: [], state: () => ({ ...this.state }) };
+    mark('cyAt');
+    this.hooks = { cy: this.cy, renders: 0, lastRenderMs: 0, ready: false, interactiveAt: 0, timings: {}, marks, errors: [], state: () => ({ ...this.state }) };
     (window as unknown as { __lf: TestHooks }).__lf = this.hooks;
     window.addEventListener('error', (e) => this.hooks.errors.push(String(e.message)));
     window.addEventListener('unhandledrejection', (e) => this.hooks.errors.push(String(e.reason)));
@@ -390,6 +430,12 @@ class App {
   // ------------------------------------------------------------ graph
 
   private queueRender(): void {
+    // The view's first complete answer is drawn at once: waiting for the
+    // next animation frame would first paint the empty page.
+    if (!this.hooks.ready && !this.renderQueued && this.allLoaded()) {
+      this.render();
+      return;
+    }
     if (this.renderQueued) return;
     this.renderQueued = true;
     requestAnimationFrame(() => {
@@ -461,6 +507,7 @@ class App {
       preset = rankLayout(this.state.node, visN, visE, datas);
       this.hooks.timings.rankBFS = preset.ms;
     }
+    const adds: cytoscape.ElementDefinition[] = [];
     cy.batch(() => {
       cy.edges().forEach((e) => {
         if (!visE.has(e.id())) e.remove();
@@ -468,7 +515,6 @@ class App {
       cy.nodes().forEach((n) => {
         if (!visN.has(n.id())) n.remove();
       });
-      const adds: cytoscape.ElementDefinition[] = [];
       for (const n of visN.values()) {
         const data = datas.get(n.id) as Record<string, unknown>;
         const cur = cy.getElementById(n.id);
@@ -517,7 +563,10 @@ class App {
     this.hooks.ready = this.allLoaded() && cy.nodes().length > 0;
     if (this.hooks.ready && !this.hooks.interactiveAt) {
       cy.one('render', () => (this.hooks.timings.drawnAt = performance.now()));
-      requestAnimationFrame(() => window.setTimeout(() => (this.hooks.interactiveAt = performance.now()), 0));
+      requestAnimationFrame(() => {
+        mark('frameAt');
+        window.setTimeout(() => (this.hooks.interactiveAt = performance.now()), 0);
+      });
     }
     // A new version of the centre may change the selected node's details.
     if (this.state.sel && this.state.sel === this.detailsFor && !added.length) return;
@@ -743,10 +792,10 @@ class App {
         '</li>');
       frag.push(null);
     }
-    const made = parseItems(html);
     let j = 0;
-    for (let i = 0; i < frag.length; i++) if (frag[i] === null) frag[i] = made[j++];
-    ul.replaceChildren(...(frag as HTMLElement[]));
+    const rows: (HTMLElement | string)[] = frag.map((li) => li || html[j++]);
+    this.listGen++;
+    this.fillList(ul, rows, this.listGen, true);
     if (!ul.dataset.wired) {
       ul.dataset.wired = '1';
       ul.addEventListener('click', (ev) => {
@@ -764,7 +813,6 @@ class App {
         }
       });
     }
-    this.renderListClasses();
 
     const el2 = $('edgelist');
     const haveE = new Map<string, HTMLElement>();
@@ -783,15 +831,47 @@ class App {
         '" data-destination="' + esc(e.destination) + '">' + esc((a ? a.name : e.origin) + ' → ' + (b ? b.name : e.destination) + ' (' + e.type + ')') + '</li>');
       items.push(null);
     }
-    const emade = parseItems(ehtml);
     let k = 0;
-    for (let i = 0; i < items.length; i++) if (items[i] === null) items[i] = emade[k++];
-    el2.replaceChildren(...(items as HTMLElement[]));
+    this.fillList(el2, items.map((li) => li || ehtml[k++]), this.listGen, false);
   }
 
-  private renderListClasses(): void {
+  /**
+   * Puts rows (kept list items, or the HTML of new ones) into a list. A
+   * long list (a big neighbourhood) gets its first LIST_FIRST rows at once
+   * and the rest in idle tasks of LIST_CHUNK rows: parsing, styling and laying
+   * out 1,000 rows of buttons in the same task and frame as the graph's
+   * first draw delays the graph, and a user reads the first rows first.
+   * Between the tasks the page answers input; a newer render (listGen)
+   * cancels the rest.
+   */
+  private fillList(ul: HTMLElement, rows: (HTMLElement | string)[], gen: number, nodes: boolean): void {
+    const mount = (from: number, to: number): HTMLElement[] => {
+      const part = rows.slice(from, to);
+      const made = parseItems(part.filter((r): r is string => typeof r === 'string'));
+      let m = 0;
+      return part.map((r) => (typeof r === 'string' ? made[m++] : r));
+    };
+    const first = rows.length > LIST_SYNC_MAX ? LIST_FIRST : rows.length;
+    const head = mount(0, first);
+    ul.replaceChildren(...head);
+    if (nodes) this.renderListClasses(head);
+    const next = (from: number): void => {
+      if (gen !== this.listGen || from >= rows.length) return;
+      const t = performance.now();
+      const part = mount(from, from + LIST_CHUNK);
+      ul.append(...part);
+      if (nodes) this.renderListClasses(part);
+      marks.listChunks = (marks.listChunks || 0) + 1;
+      marks.listChunkMs = (marks.listChunkMs || 0) + performance.now() - t;
+      if (from + LIST_CHUNK >= rows.length) mark(nodes ? 'nodeListAt' : 'edgeListAt');
+      later(() => next(from + LIST_CHUNK));
+    };
+    if (first < rows.length) later(() => next(first));
+  }
+
+  private renderListClasses(lis?: HTMLElement[]): void {
     const cy = this.cy;
-    for (const li of Array.from($('nodelist').children) as HTMLElement[]) {
+    for (const li of lis || (Array.from($('nodelist').children) as HTMLElement[])) {
       const n = cy.getElementById(li.dataset.nodeId || '');
       li.classList.toggle('selected', n.hasClass('sel'));
       li.classList.toggle('upstream', n.hasClass('up'));
@@ -1339,11 +1419,27 @@ const STYLE: cytoscape.StylesheetJson = [
 // min-zoomed-font-size hides them anyway), and haystack edges (no edge-endpoint geometry to
 // compute: the cheapest edges cytoscape draws) with a mid arrow for the
 // direction.
-const STYLE_BIG: cytoscape.StylesheetJson = STYLE.map((r) =>
-  r.selector === 'edge'
-    ? { selector: 'edge', style: { width: 1.5, 'line-color': '#9aa3b5', 'mid-target-arrow-color': '#9aa3b5', 'mid-target-arrow-shape': 'triangle', 'curve-style': 'haystack', 'haystack-radius': 0, 'arrow-scale': 0.9 } }
-    : r.selector === 'node' ? { selector: 'node', style: { ...(r as unknown as { style: Record<string, unknown> }).style, label: '' } } : r,
-).concat([{ selector: 'node.lbl', style: { label: 'data(label)' } }]) as cytoscape.StylesheetJson;
+// The label properties of nodes: in STYLE on every node, in STYLE_BIG only
+// on the labelled ones (node.lbl).
+const LABEL_PROPS = ['label', 'text-wrap', 'text-valign', 'text-halign', 'font-size', 'font-family', 'min-zoomed-font-size', 'color'];
+// Cytoscape computes each element's style in the frame that first draws it,
+// at a cost per property of every matching rule (each one that can change
+// the bounds dirties the element's edges and notifies the renderer): the
+// big style's unlabelled node has no label properties at all, and its edge
+// no property with the default value.
+const STYLE_BIG: cytoscape.StylesheetJson = STYLE.map((r) => {
+  if (r.selector === 'edge') {
+    return { selector: 'edge', style: { width: 1.5, 'line-color': '#9aa3b5', 'mid-target-arrow-color': '#9aa3b5', 'mid-target-arrow-shape': 'triangle', 'curve-style': 'haystack', 'arrow-scale': 0.9 } };
+  }
+  if (r.selector !== 'node') return r;
+  const st = (r as unknown as { style: Record<string, unknown> }).style;
+  return { selector: 'node', style: Object.fromEntries(Object.entries(st).filter(([k]) => !LABEL_PROPS.includes(k))) };
+}).concat([
+  {
+    selector: 'node.lbl',
+    style: Object.fromEntries(Object.entries((STYLE[0] as unknown as { style: Record<string, unknown> }).style).filter(([k]) => LABEL_PROPS.includes(k))),
+  },
+]) as cytoscape.StylesheetJson;
 
 document.addEventListener('DOMContentLoaded', () => {
   new App();
