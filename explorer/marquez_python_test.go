@@ -17,43 +17,6 @@ import (
 	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
-// marquezPython returns the python of a venv with the pinned marquez-python
-// (testdata/marquez-python/requirements.txt), creating it under the
-// stand-ins' directory on first use (pip from PyPI). Without python3 the
-// test skips, unless LINEAGEFLOW_REQUIRE_STANDINS=1.
-func marquezPython(t *testing.T) string {
-	t.Helper()
-	py3, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("LINEAGEFLOW_REQUIRE_STANDINS") == "1" {
-			t.Fatal("python3 not found: the marquez-python client test needs it")
-		}
-		t.Skip("python3 not found")
-	}
-	venv := os.Getenv("LINEAGEFLOW_MARQUEZ_VENV")
-	if venv == "" {
-		venv = filepath.Join(filepath.Dir(testenv.EnvFile()), "marquez-venv")
-	}
-	python := filepath.Join(venv, "bin", "python")
-	req, err := filepath.Abs(filepath.Join("testdata", "marquez-python", "requirements.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if exec.Command(python, "-c", "import marquez_client").Run() == nil {
-		return python
-	}
-	t.Logf("creating %s with %s", venv, req)
-	for _, args := range [][]string{
-		{py3, "-m", "venv", venv},
-		{filepath.Join(venv, "bin", "pip"), "install", "-q", "--disable-pip-version-check", "-r", req},
-	} {
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	return python
-}
-
 // startServe builds and runs `lineageflow serve` on endpoint (a free
 // port) and returns its base URL.
 func startServe(t testing.TB, endpoint string, args ...string) (string, int) {
@@ -103,7 +66,7 @@ func startServe(t testing.TB, endpoint string, args ...string) (string, int) {
 // answer) and checks what it read.
 func TestMarquezPythonClient(t *testing.T) {
 	ep := gremlinEndpoint(t)
-	python := marquezPython(t)
+	python := testenv.PythonVenv(t, "marquez-venv", "LINEAGEFLOW_MARQUEZ_VENV", "explorer/testdata/marquez-python/requirements.txt", "import marquez_client")
 	loadFixture(t, ep)
 	base, _ := startServe(t, ep)
 	out, err := exec.Command(python, filepath.Join("testdata", "marquez-python", "check.py"),

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,43 +20,6 @@ import (
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
-// openLineagePython returns the python of a venv with the pinned
-// openlineage-python (testdata/openlineage-python/requirements.txt),
-// creating it under the stand-ins' directory on first use (pip from PyPI).
-// Without python3 the test skips, unless LINEAGEFLOW_REQUIRE_STANDINS=1.
-func openLineagePython(t *testing.T) string {
-	t.Helper()
-	py3, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("LINEAGEFLOW_REQUIRE_STANDINS") == "1" {
-			t.Fatal("python3 not found: the openlineage-python client test needs it")
-		}
-		t.Skip("python3 not found")
-	}
-	venv := os.Getenv("LINEAGEFLOW_OPENLINEAGE_VENV")
-	if venv == "" {
-		venv = filepath.Join(filepath.Dir(testenv.EnvFile()), "openlineage-venv")
-	}
-	python := filepath.Join(venv, "bin", "python")
-	req, err := filepath.Abs(filepath.Join("..", "testdata", "openlineage-python", "requirements.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if exec.Command(python, "-c", "import openlineage.client.transport.file").Run() == nil {
-		return python
-	}
-	t.Logf("creating %s with %s", venv, req)
-	for _, args := range [][]string{
-		{py3, "-m", "venv", venv},
-		{filepath.Join(venv, "bin", "pip"), "install", "-q", "--disable-pip-version-check", "-r", req},
-	} {
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	return python
-}
-
 // TestOpenLineagePythonClient (issue 13): events written by the real
 // openlineage-python client (1.54.0, its file transport; the program is
 // testdata/openlineage-python/emit.py: a Spark application with a SQL job
@@ -68,7 +30,7 @@ func openLineagePython(t *testing.T) string {
 // reference model's (verify.Compare, every label and property).
 func TestOpenLineagePythonClient(t *testing.T) {
 	gremlin := testenv.Gremlin(t)
-	python := openLineagePython(t) // first use: a few minutes of pip
+	python := testenv.PythonVenv(t, "openlineage-venv", "LINEAGEFLOW_OPENLINEAGE_VENV", "testdata/openlineage-python/requirements.txt", "import openlineage.client.transport.file") // first use: a few minutes of pip
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	h := harness.ForTest(t, "olpy")
