@@ -2,6 +2,9 @@ package processor
 
 import (
 	"context"
+	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,6 +189,7 @@ func benchReduction(b *testing.B, recs []Record, runs RunRecords, noCols bool, r
 		b.ReportMetric(100*(1-float64(cw.after)/n), "reduction_after_cache%")
 		b.ReportMetric(float64(cw.after), "writes_after_cache")
 		b.ReportMetric(float64(stats.RefreshLane.Load()), "refresh_lane")
+		b.Logf("writes after the cache by label:%s", cw.breakdown())
 	}
 }
 
@@ -195,20 +199,47 @@ func benchReduction(b *testing.B, recs []Record, runs RunRecords, noCols bool, r
 // could change the graph) would write: every edge, and each vertex whose
 // properties are not all held already with a newer or equal stamp.
 type cacheWriter struct {
-	seen  map[string]lineage.Props
-	after int
+	seen    map[string]lineage.Props
+	after   int
+	byLabel map[string]int // writes after the cache by label ("V:Run", "E:READ")
 }
 
 func (c *cacheWriter) WriteBatch(_ context.Context, b lineage.Batch) error {
+	if c.byLabel == nil {
+		c.byLabel = map[string]int{}
+	}
 	for _, v := range b.Vertices {
 		p, ok := c.seen[v.ID]
 		if m := p.Merge(v.Props); !ok || m != p {
 			c.seen[v.ID] = m
 			c.after++
+			c.byLabel["V:"+v.Label]++
 		}
+	}
+	for _, e := range b.Edges {
+		c.byLabel["E:"+e.Label]++
 	}
 	c.after += len(b.Edges)
 	return nil
+}
+
+// breakdown lists the writes after the cache by label, largest first.
+func (c *cacheWriter) breakdown() string {
+	labels := make([]string, 0, len(c.byLabel))
+	for l := range c.byLabel {
+		labels = append(labels, l)
+	}
+	sort.Slice(labels, func(i, j int) bool {
+		if c.byLabel[labels[i]] != c.byLabel[labels[j]] {
+			return c.byLabel[labels[i]] > c.byLabel[labels[j]]
+		}
+		return labels[i] < labels[j]
+	})
+	var sb strings.Builder
+	for _, l := range labels {
+		fmt.Fprintf(&sb, " %s=%d", l, c.byLabel[l])
+	}
+	return sb.String()
 }
 
 // TestLenientCounted: a zone-less eventTime and a JobEvent with an
