@@ -54,8 +54,11 @@ type Shard struct {
 	// fastProps, slowProps: scratch of facetProps (a facet's properties
 	// by lane).
 	fastProps, slowProps []lineage.Prop
-	wm                   *window.Watermark
-	ids                  *vertexIDs
+	// propBuf: scratch of failedRunVertex (the current event's Run
+	// vertex properties).
+	propBuf []lineage.Prop
+	wm      *window.Watermark
+	ids     *vertexIDs
 
 	// What holds the checkpoint back, and the state behind each pin.
 	pins    *checkpoint.Pins

@@ -1,0 +1,123 @@
+package lineage
+
+import (
+	"encoding/binary"
+
+	"github.com/lineageflow/lineageflow/internal/enc"
+)
+
+// PropList is the mutable form of [Props]: a set of properties sorted by
+// key, one per key, merged in place. It is for a set that many events
+// fold into and that is encoded far less often than it changes (a run's
+// Run vertex properties): [Props.With] decodes, merges and re-encodes the
+// whole set at every call, Add does none of that. Its [PropList.Props] is
+// exactly the Props that the same merges through [Props.With] give.
+//
+// The zero value is the empty set. A PropList must not be copied while
+// it is still added to (copies share their storage).
+type PropList struct {
+	l []Prop
+}
+
+// PropListOf returns the list of p's properties.
+func PropListOf(p Props) PropList { return PropList{l: p.List()} }
+
+// Len returns the number of properties.
+func (p *PropList) Len() int { return len(p.l) }
+
+// Add merges ps in, each key keeping the winner of its values (on a tie
+// the value held, then the first of ps, as [MakeProps] and [Props.Merge]
+// do), and reports whether the set changed.
+func (p *PropList) Add(ps ...Prop) bool {
+	changed := false
+	for _, x := range ps {
+		i := p.search(x.Key)
+		if i < len(p.l) && p.l[i].Key == x.Key {
+			if p.l[i].less(x) {
+				p.l[i] = x
+				changed = true
+			}
+			continue
+		}
+		p.l = append(p.l, Prop{})
+		copy(p.l[i+1:], p.l[i:])
+		p.l[i] = x
+		changed = true
+	}
+	return changed
+}
+
+// search returns the index of key, or where it would be inserted.
+func (p *PropList) search(key string) int {
+	// Linear: the sets merged in place are small (a dozen keys).
+	for i := range p.l {
+		if p.l[i].Key >= key {
+			return i
+		}
+	}
+	return len(p.l)
+}
+
+// Get returns the property key.
+func (p *PropList) Get(key string) (Prop, bool) {
+	if i := p.search(key); i < len(p.l) && p.l[i].Key == key {
+		return p.l[i], true
+	}
+	return Prop{}, false
+}
+
+// Props returns the set's canonical encoding.
+func (p *PropList) Props() Props {
+	if len(p.l) == 0 {
+		return ""
+	}
+	return encodeProps(p.l)
+}
+
+// AppendEncoded appends the set's encoding as a length-prefixed string
+// (what enc.AppendString(dst, string(p.Props())) appends), without
+// building the Props string.
+func (p *PropList) AppendEncoded(dst []byte) []byte {
+	if len(p.l) == 0 {
+		return enc.AppendUvarint(dst, 0)
+	}
+	n := uvarintLen(uint64(len(p.l)))
+	for i := range p.l {
+		x := &p.l[i]
+		n += uvarintLen(uint64(len(x.Key))) + len(x.Key) + varintLen(x.Stamp) + 1
+		if x.IsNum {
+			n += varintLen(x.Num)
+		} else {
+			n += uvarintLen(uint64(len(x.Str))) + len(x.Str)
+		}
+	}
+	dst = enc.AppendUvarint(dst, uint64(n))
+	dst = enc.AppendUvarint(dst, uint64(len(p.l)))
+	for i := range p.l {
+		x := &p.l[i]
+		dst = enc.AppendString(dst, x.Key)
+		dst = enc.AppendVarint(dst, x.Stamp)
+		if x.IsNum {
+			dst = append(dst, 1)
+			dst = enc.AppendVarint(dst, x.Num)
+		} else {
+			dst = append(dst, 0)
+			dst = enc.AppendString(dst, x.Str)
+		}
+	}
+	return dst
+}
+
+func uvarintLen(x uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], x)
+}
+
+// varintLen is the length of enc.AppendVarint's zig-zag encoding of x.
+func varintLen(x int64) int {
+	ux := uint64(x) << 1
+	if x < 0 {
+		ux = ^ux
+	}
+	return uvarintLen(ux)
+}
