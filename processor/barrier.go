@@ -34,7 +34,10 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 		}
 	}
 
-	batch := s.db.NewBatch()
+	// Sized for what the last barrier wrote: a barrier's batch is often
+	// megabytes (sealed windows, run state), which growing by doubling
+	// copies over and over.
+	batch := s.db.NewBatchWithSize(s.batchHint)
 	defer func() { _ = batch.Close() }()
 
 	fold := s.windows.writeDeltas(batch, sealing)
@@ -52,12 +55,16 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 	s.dead.writeTo(batch)
 	durable := s.writePosition(batch, boundary)
 
+	s.batchHint = min(batch.Len()+batch.Len()/8, maxBatchHint)
 	if err := batch.Commit(pebble.Sync); err != nil {
 		return s.fail(fmt.Errorf("barrier commit: %w", err))
 	}
 	s.afterCommit(durable, sealing, outbox, start)
 	return nil
 }
+
+// maxBatchHint caps the initial size of a barrier's batch.
+const maxBatchHint = 64 << 20
 
 // awaitOutboxSpace blocks, when windows are about to seal, while the
 // outbox is full: the backpressure bound (invariant 7).

@@ -2,7 +2,9 @@ package processor
 
 import (
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
@@ -381,6 +383,8 @@ func (t *runTable) writeTo(batch *pebble.Batch) {
 		t.keyBuf = checkpoint.AppendRunKey(t.keyBuf[:0], t.shard, id)
 		_ = batch.Delete(t.keyBuf, nil)
 	}
+	// In key order (see dedupSet.writeTo).
+	slices.SortStableFunc(t.dirty, func(a, b *run) int { return strings.Compare(a.id, b.id) })
 	for _, r := range t.dirty {
 		r.dirty = false
 		if t.m[r.id] != r {

@@ -83,6 +83,7 @@ type Shard struct {
 	started     bool // a record was processed
 	lastBarrier time.Time
 	failed      error // a barrier failed: the shard must be abandoned
+	batchHint   int   // initial size of the next barrier's batch (the last one's size)
 	valBuf      []byte
 }
 
