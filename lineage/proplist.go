@@ -2,6 +2,7 @@ package lineage
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/lineageflow/lineageflow/internal/enc"
 )
@@ -29,6 +30,10 @@ func (p *PropList) Len() int { return len(p.l) }
 // the value held, then the first of ps, as [MakeProps] and [Props.Merge]
 // do), and reports whether the set changed.
 func (p *PropList) Add(ps ...Prop) bool {
+	if free := cap(p.l) - len(p.l); free < len(ps) {
+		// Room for all of ps at once, not a growth per new key.
+		p.l = slices.Grow(p.l, len(ps))
+	}
 	changed := false
 	for _, x := range ps {
 		i := p.search(x.Key)
