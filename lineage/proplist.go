@@ -36,20 +36,33 @@ func (p *PropList) Add(ps ...Prop) bool {
 	}
 	changed := false
 	for _, x := range ps {
-		i := p.search(x.Key)
-		if i < len(p.l) && p.l[i].Key == x.Key {
+		// Most keys are there already: look for the key by equality
+		// first (a length check, then usually the same constant's
+		// pointer), and for its place by order only when it is new.
+		if i := p.index(x.Key); i >= 0 {
 			if p.l[i].less(x) {
 				p.l[i] = x
 				changed = true
 			}
 			continue
 		}
+		i := p.search(x.Key)
 		p.l = append(p.l, Prop{})
 		copy(p.l[i+1:], p.l[i:])
 		p.l[i] = x
 		changed = true
 	}
 	return changed
+}
+
+// index returns the index of key, or -1.
+func (p *PropList) index(key string) int {
+	for i := range p.l {
+		if len(p.l[i].Key) == len(key) && p.l[i].Key == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // search returns the index of key, or where it would be inserted.
@@ -65,7 +78,7 @@ func (p *PropList) search(key string) int {
 
 // Get returns the property key.
 func (p *PropList) Get(key string) (Prop, bool) {
-	if i := p.search(key); i < len(p.l) && p.l[i].Key == key {
+	if i := p.index(key); i >= 0 {
 		return p.l[i], true
 	}
 	return Prop{}, false

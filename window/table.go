@@ -66,9 +66,11 @@ type Table struct {
 	vals []tval
 }
 
-// tval is one entry's properties; when l is set, the vertex properties
-// are l (p.VProps is stale).
+// tval is one entry: its key (Range reads vals in order, not the map)
+// and properties; when l is set, the vertex properties are l (p.VProps
+// is stale).
 type tval struct {
+	k Key
 	p Props
 	l *lineage.PropList
 }
@@ -92,11 +94,11 @@ func (t *Table) AddEdgeProps(bucket int64, label, out, in string, first, last in
 		t.vals[i].p.merge(KindEdge, p)
 		return
 	}
-	t.insert(k, tval{p: p})
+	t.insert(tval{k: k, p: p})
 }
 
-func (t *Table) insert(k Key, v tval) {
-	t.m[k] = int32(len(t.vals))
+func (t *Table) insert(v tval) {
+	t.m[v.k] = int32(len(t.vals))
 	t.vals = append(t.vals, v)
 }
 
@@ -115,7 +117,7 @@ func (t *Table) AddVertex(bucket int64, v lineage.Vertex) {
 		}
 		return
 	}
-	t.insert(k, tval{p: Props{Namespace: v.Namespace, Name: v.Name, VProps: v.Props}})
+	t.insert(tval{k: k, p: Props{Namespace: v.Namespace, Name: v.Name, VProps: v.Props}})
 }
 
 // AddVertexProps is AddVertex for v with the properties ps (v.Props
@@ -127,7 +129,7 @@ func (t *Table) AddVertexProps(bucket int64, v lineage.Vertex, ps []lineage.Prop
 	i, ok := t.m[k]
 	if !ok {
 		i = int32(len(t.vals))
-		t.insert(k, tval{p: Props{Namespace: v.Namespace, Name: v.Name}})
+		t.insert(tval{k: k, p: Props{Namespace: v.Namespace, Name: v.Name}})
 	}
 	cur := &t.vals[i]
 	if len(ps) == 0 {
@@ -140,14 +142,15 @@ func (t *Table) AddVertexProps(bucket int64, v lineage.Vertex, ps []lineage.Prop
 	cur.l.Add(ps...)
 }
 
-// Range calls fn for every entry, in no particular order.
+// Range calls fn for every entry, in no particular order (in fact the
+// order of their first addition).
 func (t *Table) Range(fn func(k Key, p Props)) {
-	for k, i := range t.m {
+	for i := range t.vals {
 		v := &t.vals[i]
 		if v.l != nil {
 			v.p.VProps, v.l = v.l.Props(), nil
 		}
-		fn(k, v.p)
+		fn(v.k, v.p)
 	}
 }
 
