@@ -2,7 +2,6 @@ package lineage
 
 import (
 	"encoding/binary"
-	"slices"
 
 	"github.com/lineageflow/lineageflow/internal/enc"
 )
@@ -14,25 +13,39 @@ import (
 // whole set at every call, Add does none of that. Its [PropList.Props] is
 // exactly the Props that the same merges through [Props.With] give.
 //
+// Between merges it can be compacted back to its encoding
+// ([PropList.Compact]): a list takes about three times the memory of the
+// encoding, so a set that is kept long but merged rarely stays encoded.
+//
 // The zero value is the empty set. A PropList must not be copied while
 // it is still added to (copies share their storage).
 type PropList struct {
-	l []Prop
+	l      []Prop // the set, when listed
+	enc    Props  // the set, when not listed
+	listed bool
 }
 
-// PropListOf returns the list of p's properties.
-func PropListOf(p Props) PropList { return PropList{l: p.List()} }
+// PropListOf returns the set p (decoded at the first Add).
+func PropListOf(p Props) PropList { return PropList{enc: p} }
 
 // Len returns the number of properties.
-func (p *PropList) Len() int { return len(p.l) }
+func (p *PropList) Len() int {
+	if !p.listed {
+		return p.enc.Len()
+	}
+	return len(p.l)
+}
 
 // Add merges ps in, each key keeping the winner of its values (on a tie
 // the value held, then the first of ps, as [MakeProps] and [Props.Merge]
 // do), and reports whether the set changed.
 func (p *PropList) Add(ps ...Prop) bool {
-	if free := cap(p.l) - len(p.l); free < len(ps) {
-		// Room for all of ps at once, not a growth per new key.
-		p.l = slices.Grow(p.l, len(ps))
+	if !p.listed {
+		l, err := decodePropsCap(p.enc, len(ps)+4)
+		if err != nil {
+			panic(err) // Props are only built by this package or checked by DecodeProps
+		}
+		p.l, p.enc, p.listed = l, "", true // room for ps and a few more keys: one allocation
 	}
 	changed := false
 	for _, x := range ps {
@@ -53,6 +66,14 @@ func (p *PropList) Add(ps ...Prop) bool {
 		changed = true
 	}
 	return changed
+}
+
+// Compact keeps the set as its encoding only, until the next Add.
+func (p *PropList) Compact() {
+	if p.listed {
+		p.enc = p.Props()
+		p.l, p.listed = nil, false
+	}
 }
 
 // index returns the index of key, or -1.
@@ -78,6 +99,9 @@ func (p *PropList) search(key string) int {
 
 // Get returns the property key.
 func (p *PropList) Get(key string) (Prop, bool) {
+	if !p.listed {
+		return p.enc.Get(key)
+	}
 	if i := p.index(key); i >= 0 {
 		return p.l[i], true
 	}
@@ -86,6 +110,9 @@ func (p *PropList) Get(key string) (Prop, bool) {
 
 // Props returns the set's canonical encoding.
 func (p *PropList) Props() Props {
+	if !p.listed {
+		return p.enc
+	}
 	if len(p.l) == 0 {
 		return ""
 	}
@@ -96,6 +123,9 @@ func (p *PropList) Props() Props {
 // (what enc.AppendString(dst, string(p.Props())) appends), without
 // building the Props string.
 func (p *PropList) AppendEncoded(dst []byte) []byte {
+	if !p.listed {
+		return enc.AppendString(dst, string(p.enc))
+	}
 	if len(p.l) == 0 {
 		return enc.AppendUvarint(dst, 0)
 	}

@@ -60,6 +60,20 @@ func TestPropListAgainstWith(t *testing.T) {
 			if _, ok := got.Get("zz"); ok {
 				t.Fatal("Get of an absent key found it")
 			}
+			if r.IntN(3) == 0 {
+				got.Compact()
+				if got.Props() != want || got.Len() != want.Len() {
+					t.Fatalf("after Compact: %q, want %q", got.Props(), want)
+				}
+				if a, b := got.AppendEncoded(nil), enc.AppendString(nil, string(want)); string(a) != string(b) {
+					t.Fatalf("AppendEncoded after Compact %x, want %x", a, b)
+				}
+				for _, x := range want.List() {
+					if y, ok := got.Get(x.Key); !ok || y != x {
+						t.Fatalf("Get(%q) after Compact = %v %v, want %v", x.Key, y, ok, x)
+					}
+				}
+			}
 		}
 	}
 }

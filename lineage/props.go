@@ -219,8 +219,15 @@ func encodeProps(l []Prop) Props {
 	return Props(b)
 }
 
-func decodeProps(p Props) ([]Prop, error) {
+func decodeProps(p Props) ([]Prop, error) { return decodePropsCap(p, 0) }
+
+// decodePropsCap is decodeProps into a list with room for extra more
+// properties.
+func decodePropsCap(p Props, extra int) ([]Prop, error) {
 	if p == "" {
+		if extra > 0 {
+			return make([]Prop, 0, extra), nil
+		}
 		return nil, nil
 	}
 	// Read in place: keys and string values are substrings of p (no copy).
@@ -229,7 +236,7 @@ func decodeProps(p Props) ([]Prop, error) {
 	if !r.ok || n > uint64(len(p)) {
 		return nil, errCorruptProps
 	}
-	out := make([]Prop, 0, n)
+	out := make([]Prop, 0, int(n)+extra)
 	for i := uint64(0); i < n && r.ok; i++ {
 		x := Prop{Key: r.str(), Stamp: r.varint()}
 		switch r.byte() {

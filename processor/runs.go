@@ -390,6 +390,9 @@ func (t *runTable) writeTo(batch *pebble.Batch) {
 		if t.m[r.id] != r {
 			continue
 		}
+		// Encoded once for the value, and kept so in memory until the
+		// run's next event (a run's list is larger than its encoding).
+		r.rv.props.Compact()
 		t.valBuf = appendRun(t.valBuf[:0], r)
 		t.keyBuf = checkpoint.AppendRunKey(t.keyBuf[:0], t.shard, r.id)
 		_ = batch.Set(t.keyBuf, t.valBuf, nil)
