@@ -34,8 +34,17 @@ func (s *Shard) eventCols() []lineage.FieldEdge {
 	return s.colBuf
 }
 
-// colKey identifies a field pair in a run's set.
-func colKey(c *colRef) string { return c.inF + "\x00" + c.outF }
+// colKey identifies a field pair in a run's set: the pair itself, as
+// its two DatasetField ids would (lineage.DatasetFieldID is injective),
+// without building them for a pair the run holds already.
+type colKey struct {
+	in, out           lineage.Dataset
+	inField, outField string
+}
+
+func colKeyOf(e *lineage.FieldEdge) colKey {
+	return colKey{in: e.In, out: e.Out, inField: e.InField, outField: e.OutField}
+}
 
 // addCols adds to r the field pairs of es not yet in it, at most room of
 // them, and returns how many new ones did not fit.
@@ -44,14 +53,13 @@ func (t *runTable) addCols(r *run, es []lineage.FieldEdge, room int, evTime int6
 		return 0
 	}
 	if r.colIdx == nil {
-		r.colIdx = make(map[string]struct{}, len(r.cols)+len(es))
+		r.colIdx = make(map[colKey]struct{}, len(r.cols)+len(es))
 		for i := range r.cols {
-			r.colIdx[colKey(&r.cols[i])] = struct{}{}
+			r.colIdx[colKeyOf(&r.cols[i].e)] = struct{}{}
 		}
 	}
-	for _, e := range es {
-		c := t.ids.col(e, evTime)
-		k := colKey(&c)
+	for i := range es {
+		k := colKeyOf(&es[i])
 		if _, ok := r.colIdx[k]; ok {
 			continue
 		}
@@ -61,7 +69,7 @@ func (t *runTable) addCols(r *run, es []lineage.FieldEdge, room int, evTime int6
 		}
 		room--
 		r.colIdx[k] = struct{}{}
-		r.cols = append(r.cols, c)
+		r.cols = append(r.cols, t.ids.col(es[i], evTime))
 	}
 	return dropped
 }

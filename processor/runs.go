@@ -50,7 +50,7 @@ type run struct {
 	// cols are the run's column lineage pairs (columnLineage facets of its
 	// events), colIdx their set (built on first use).
 	cols   []colRef
-	colIdx map[string]struct{}
+	colIdx map[colKey]struct{}
 	dirty  bool
 	// handoff: loaded from a parent shard's handoff (handoff.go). Such a
 	// run never pins this shard's checkpoint (its earlier events are on
