@@ -383,8 +383,9 @@ func (t *runTable) writeTo(batch *pebble.Batch) {
 		t.keyBuf = checkpoint.AppendRunKey(t.keyBuf[:0], t.shard, id)
 		_ = batch.Delete(t.keyBuf, nil)
 	}
-	// In key order (see dedupSet.writeTo).
-	slices.SortStableFunc(t.dirty, func(a, b *run) int { return strings.Compare(a.id, b.id) })
+	// In key order (see dedupSet.writeTo). A run id twice in dirty (a run
+	// forgotten and started again) is written once: the one in t.m.
+	slices.SortFunc(t.dirty, func(a, b *run) int { return strings.Compare(a.id, b.id) })
 	for _, r := range t.dirty {
 		r.dirty = false
 		if t.m[r.id] != r {
