@@ -323,10 +323,47 @@ func (r *propsReader) str() string {
 // DecodeProps checks that s is a Props encoding (as read back from
 // storage) and returns it.
 func DecodeProps(s string) (Props, error) {
-	if _, err := decodeProps(Props(s)); err != nil {
+	if err := checkProps(s); err != nil {
 		return "", err
 	}
 	return Props(s), nil
+}
+
+// checkProps is decodeProps without building the list (what DecodeProps
+// needs: it runs for every vertex and edge an outbox entry holds).
+func checkProps(s string) error {
+	if s == "" {
+		return nil
+	}
+	r := propsReader{s: s, ok: true}
+	n := r.uvarint()
+	if !r.ok || n > uint64(len(s)) {
+		return errCorruptProps
+	}
+	prev := ""
+	for i := uint64(0); i < n && r.ok; i++ {
+		key := r.str()
+		r.varint()
+		switch r.byte() {
+		case 0:
+			r.str()
+		case 1:
+			r.varint()
+		default:
+			return errCorruptProps
+		}
+		if !r.ok {
+			break
+		}
+		if i > 0 && prev >= key {
+			return errCorruptProps
+		}
+		prev = key
+	}
+	if !r.ok || r.i != len(r.s) {
+		return errCorruptProps
+	}
+	return nil
 }
 
 // propJSON is the JSON form of one property: key, value (s or n) and
