@@ -104,9 +104,16 @@ func DecodeOutbox(b []byte) (OutboxEntry, error) {
 }
 
 // writeOutbox adds to batch the outbox entries of sealed window sw, one
-// per chunk, appends their sequences to out and returns their number.
-func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64) int {
+// per chunk, appends their sequences to out and their content to entries
+// (nil past what the drain keeps in memory) and returns their number.
+func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64, entries *[]*cachedEntry) int {
 	n := 0
+	records := 0
+	for _, e := range *entries {
+		if e != nil {
+			records += len(e.batch.Vertices) + len(e.batch.Edges)
+		}
+	}
 	chunk(sw.edges, sw.vertices, s.cfg.ChunkRecords, func(b lineage.Batch) {
 		seq := s.nextOutbox
 		s.nextOutbox++
@@ -114,6 +121,15 @@ func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64
 		s.valBuf = AppendOutbox(s.valBuf[:0], &entry)
 		_ = batch.Set(checkpoint.OutboxKey(s.id, seq), s.valBuf, nil)
 		*out = append(*out, seq)
+		var c *cachedEntry
+		if r := len(b.Vertices) + len(b.Edges); records+r <= drainCacheRecords {
+			// A copy: chunk reuses b's slices.
+			records += r
+			c = &cachedEntry{bucket: sw.bucket, batch: lineage.Batch{
+				Vertices: append(make([]lineage.Vertex, 0, len(b.Vertices)), b.Vertices...),
+				Edges:    append(make([]lineage.Edge, 0, len(b.Edges)), b.Edges...)}}
+		}
+		*entries = append(*entries, c)
 		s.st.EdgesEmitted.Add(int64(len(b.Edges)))
 		s.st.VerticesEmitted.Add(int64(len(b.Vertices)))
 		s.st.countRunRecords(&b)
