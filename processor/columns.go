@@ -23,15 +23,51 @@ func (m *vertexIDs) col(e lineage.FieldEdge, t int64) colRef {
 
 // eventCols returns the field pairs of the current event's columnLineage
 // facets (reusing the shard's scratch slice); none with NoColumnLineage.
+// A facet whose bytes (and output dataset) the shard read recently gives
+// the pairs it gave then (Edges is a function of them): a job's runs
+// repeat the same facet.
 func (s *Shard) eventCols() []lineage.FieldEdge {
 	s.colBuf = s.colBuf[:0]
 	if s.cfg.NoColumnLineage {
 		return nil
 	}
 	for _, c := range s.ev.Columns {
+		if m, ok := s.colMemo.m[string(c.Raw)]; ok && m.out == c.Output {
+			s.colBuf = append(s.colBuf, m.edges...)
+			continue
+		}
+		n := len(s.colBuf)
 		s.colBuf = c.Edges(s.colBuf)
+		s.colMemo.put(c, s.colBuf[n:])
 	}
 	return s.colBuf
+}
+
+// colMemo remembers the field pairs of recent columnLineage facets by
+// their bytes, within colMemoBytes (emptied when full).
+type colMemo struct {
+	m     map[string]colMemoEntry
+	bytes int
+}
+
+type colMemoEntry struct {
+	out   lineage.Dataset
+	edges []lineage.FieldEdge
+}
+
+// colMemoBytes bounds a shard's colMemo (facet bytes, plus ~200 B a pair).
+const colMemoBytes = 4 << 20
+
+func (m *colMemo) put(c lineage.ColumnLineage, edges []lineage.FieldEdge) {
+	size := len(c.Raw) + 200*len(edges)
+	if size > colMemoBytes/16 {
+		return
+	}
+	if m.m == nil || m.bytes+size > colMemoBytes {
+		m.m, m.bytes = map[string]colMemoEntry{}, 0
+	}
+	m.m[string(c.Raw)] = colMemoEntry{out: c.Output, edges: append([]lineage.FieldEdge(nil), edges...)}
+	m.bytes += size
 }
 
 // colKey identifies a field pair in a run's set: the pair itself, as

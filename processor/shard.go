@@ -49,8 +49,10 @@ type Shard struct {
 	// processed, to find the runs to load from the run store.
 	peekDec lineage.Decoder
 	peekEv  lineage.Event
-	// colBuf is the current event's column lineage (eventCols).
-	colBuf []lineage.FieldEdge
+	// colBuf is the current event's column lineage (eventCols), colMemo
+	// that of recent facets.
+	colBuf  []lineage.FieldEdge
+	colMemo colMemo
 	// fastProps, slowProps: scratch of facetProps (a facet's properties
 	// by lane).
 	fastProps, slowProps []lineage.Prop
