@@ -185,8 +185,7 @@ func (w *windowTable) emitCols(e *emission, cols []colRef, from, used int) (drop
 			b := w.edgeLane(e.bucket, lineage.EdgeFieldOf, f.fid, f.id)
 			fieldOf[i] = b
 			w.touch(b, e.pin)
-			fv := lineage.DatasetFieldVertex(f.d, f.f)
-			fv.ID = f.fid
+			fv := fieldVertex(f.d, f.f, f.fid)
 			t.AddVertex(b, fv)
 			t.AddVertex(b, lineage.Vertex{ID: f.id, Label: lineage.LabelDataset, Namespace: f.d.Namespace, Name: f.d.Name})
 			t.AddEdge(b, lineage.EdgeFieldOf, f.fid, f.id, e.first, e.last, e.runID)
@@ -203,13 +202,18 @@ func (w *windowTable) emitCols(e *emission, cols []colRef, from, used int) (drop
 			fid string
 		}{{c.e.In, c.e.InField, c.inF}, {c.e.Out, c.e.OutField, c.outF}} {
 			if fieldOf[i] != b {
-				fv := lineage.DatasetFieldVertex(f.d, f.f)
-				fv.ID = f.fid
-				t.AddVertex(b, fv)
+				t.AddVertex(b, fieldVertex(f.d, f.f, f.fid))
 			}
 		}
 		t.AddEdgeProps(b, lineage.EdgeColumnDerives, c.inF, c.outF, e.first, e.last, e.runID, c.props)
 		w.spillIfFull()
 	}
 	return dropped
+}
+
+// fieldVertex is lineage.DatasetFieldVertex(d, f) whose id, fid, is known
+// already (not built again).
+func fieldVertex(d lineage.Dataset, f, fid string) lineage.Vertex {
+	return lineage.Vertex{ID: fid, Label: lineage.LabelDatasetField, Namespace: d.Namespace, Name: d.Name,
+		Props: lineage.MakeProps(lineage.StrConst(lineage.PropField, f))}
 }

@@ -174,3 +174,13 @@ func TestEventColsMemo(t *testing.T) {
 		t.Errorf("memo holds %d facets, want 1 (the last output read)", len(s.colMemo.m))
 	}
 }
+
+// TestFieldVertex: fieldVertex is DatasetFieldVertex with the id given.
+func TestFieldVertex(t *testing.T) {
+	for _, f := range []string{"order_id", "", "a/b:c"} {
+		want := lineage.DatasetFieldVertex(rawOrders, f)
+		if got := fieldVertex(rawOrders, f, lineage.DatasetFieldID(rawOrders, f)); got != want {
+			t.Errorf("fieldVertex(%q) = %+v, want %+v", f, got, want)
+		}
+	}
+}
