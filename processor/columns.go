@@ -56,7 +56,7 @@ type colMemoEntry struct {
 }
 
 // colMemoBytes bounds a shard's colMemo (facet bytes, plus ~200 B a pair).
-const colMemoBytes = 4 << 20
+const colMemoBytes = 1 << 20
 
 func (m *colMemo) put(c lineage.ColumnLineage, edges []lineage.FieldEdge) {
 	size := len(c.Raw) + 200*len(edges)
