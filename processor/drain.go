@@ -85,8 +85,9 @@ func signal(c chan struct{}) {
 
 // drainCacheRecords bounds the records (vertices + edges) of the outbox
 // entries a drainer keeps in memory for their first send (about 150 B a
-// record, the strings shared with the shard's: ~1.2 MB a shard).
-const drainCacheRecords = 1 << 13
+// record, the strings shared with the shard's: ~2.5 MB a shard, small
+// beside the dedup set's recent tier; a catch-up barrier writes ~14,000).
+const drainCacheRecords = 1 << 14
 
 // cachedEntry is the content of an outbox entry as written.
 type cachedEntry struct {
