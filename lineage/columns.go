@@ -1,6 +1,7 @@
 package lineage
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"strconv"
@@ -63,6 +64,136 @@ func (e *FieldEdge) Props(t int64) Props {
 
 // transformations reads the 1-2-0 transformations of an input field.
 func transformations(raw json.RawMessage) (typ, desc string) {
+	if typ, desc, ok := transformationsFast(raw); ok {
+		return typ, desc
+	}
+	return transformationsJSON(raw)
+}
+
+// transformationsFast is transformationsJSON for the common shape, without
+// encoding/json: an array of objects whose members are plain strings
+// (printable ASCII, no escape) or true, false, null. ok false: another
+// shape, for transformationsJSON.
+func transformationsFast(raw []byte) (typ, desc string, ok bool) {
+	i := 0
+	ws := func() {
+		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+			i++
+		}
+	}
+	// plain reads a string without escapes or non-printable bytes at i.
+	plain := func() (string, bool) {
+		if i >= len(raw) || raw[i] != '"' {
+			return "", false
+		}
+		start := i + 1
+		for j := start; j < len(raw); j++ {
+			switch c := raw[j]; {
+			case c == '"':
+				i = j + 1
+				return string(raw[start:j]), true
+			case c == '\\' || c < 0x20 || c >= 0x7f:
+				return "", false
+			}
+		}
+		return "", false
+	}
+	var types, descs []string
+	ws()
+	if i >= len(raw) || raw[i] != '[' {
+		return "", "", false
+	}
+	i++
+	ws()
+	if i < len(raw) && raw[i] == ']' {
+		i++
+	} else {
+		for {
+			ws()
+			if i >= len(raw) || raw[i] != '{' {
+				return "", "", false
+			}
+			i++
+			var tt, st, d string
+			ws()
+			if i < len(raw) && raw[i] == '}' {
+				i++
+			} else {
+				for {
+					ws()
+					k, ok := plain()
+					if !ok {
+						return "", "", false
+					}
+					ws()
+					if i >= len(raw) || raw[i] != ':' {
+						return "", "", false
+					}
+					i++
+					ws()
+					var v string // a literal reads as "" (jsonStr)
+					switch {
+					case i < len(raw) && raw[i] == '"':
+						if v, ok = plain(); !ok {
+							return "", "", false
+						}
+					case bytes.HasPrefix(raw[i:], []byte("true")), bytes.HasPrefix(raw[i:], []byte("null")):
+						i += 4
+					case bytes.HasPrefix(raw[i:], []byte("false")):
+						i += 5
+					default:
+						return "", "", false
+					}
+					switch k { // a repeated key: the last one (a map)
+					case "type":
+						tt = v
+					case "subtype":
+						st = v
+					case "description":
+						d = v
+					}
+					ws()
+					if i < len(raw) && raw[i] == ',' {
+						i++
+						continue
+					}
+					if i < len(raw) && raw[i] == '}' {
+						i++
+						break
+					}
+					return "", "", false
+				}
+			}
+			if tt != "" {
+				if st != "" {
+					tt += "/" + st
+				}
+				types = append(types, tt)
+				if d != "" {
+					descs = append(descs, d)
+				}
+			}
+			ws()
+			if i < len(raw) && raw[i] == ',' {
+				i++
+				continue
+			}
+			if i < len(raw) && raw[i] == ']' {
+				i++
+				break
+			}
+			return "", "", false
+		}
+	}
+	ws()
+	if i != len(raw) {
+		return "", "", false
+	}
+	return strings.Join(types, ", "), strings.Join(descs, "; "), true
+}
+
+// transformationsJSON reads the transformations with encoding/json.
+func transformationsJSON(raw json.RawMessage) (typ, desc string) {
 	var ts []map[string]json.RawMessage
 	if raw == nil || json.Unmarshal(raw, &ts) != nil {
 		return "", ""

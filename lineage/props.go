@@ -219,8 +219,15 @@ func encodeProps(l []Prop) Props {
 	return Props(b)
 }
 
-func decodeProps(p Props) ([]Prop, error) {
+func decodeProps(p Props) ([]Prop, error) { return decodePropsCap(p, 0) }
+
+// decodePropsCap is decodeProps into a list with room for extra more
+// properties.
+func decodePropsCap(p Props, extra int) ([]Prop, error) {
 	if p == "" {
+		if extra > 0 {
+			return make([]Prop, 0, extra), nil
+		}
 		return nil, nil
 	}
 	// Read in place: keys and string values are substrings of p (no copy).
@@ -229,7 +236,7 @@ func decodeProps(p Props) ([]Prop, error) {
 	if !r.ok || n > uint64(len(p)) {
 		return nil, errCorruptProps
 	}
-	out := make([]Prop, 0, n)
+	out := make([]Prop, 0, int(n)+extra)
 	for i := uint64(0); i < n && r.ok; i++ {
 		x := Prop{Key: r.str(), Stamp: r.varint()}
 		switch r.byte() {
@@ -316,10 +323,47 @@ func (r *propsReader) str() string {
 // DecodeProps checks that s is a Props encoding (as read back from
 // storage) and returns it.
 func DecodeProps(s string) (Props, error) {
-	if _, err := decodeProps(Props(s)); err != nil {
+	if err := checkProps(s); err != nil {
 		return "", err
 	}
 	return Props(s), nil
+}
+
+// checkProps is decodeProps without building the list (what DecodeProps
+// needs: it runs for every vertex and edge an outbox entry holds).
+func checkProps(s string) error {
+	if s == "" {
+		return nil
+	}
+	r := propsReader{s: s, ok: true}
+	n := r.uvarint()
+	if !r.ok || n > uint64(len(s)) {
+		return errCorruptProps
+	}
+	prev := ""
+	for i := uint64(0); i < n && r.ok; i++ {
+		key := r.str()
+		r.varint()
+		switch r.byte() {
+		case 0:
+			r.str()
+		case 1:
+			r.varint()
+		default:
+			return errCorruptProps
+		}
+		if !r.ok {
+			break
+		}
+		if i > 0 && prev >= key {
+			return errCorruptProps
+		}
+		prev = key
+	}
+	if !r.ok || r.i != len(r.s) {
+		return errCorruptProps
+	}
+	return nil
 }
 
 // propJSON is the JSON form of one property: key, value (s or n) and

@@ -122,5 +122,8 @@ func TestPropsMergeMatchesReference(t *testing.T) {
 		if (gerr == nil) != (werr == nil) || fmt.Sprint(gl) != fmt.Sprint(wl) {
 			t.Fatalf("decode %q: got %v, %v; want %v, %v", enc, gl, gerr, wl, werr)
 		}
+		if cerr := checkProps(string(enc)); (cerr == nil) != (werr == nil) {
+			t.Fatalf("checkProps %q: %v, decode: %v", enc, cerr, werr)
+		}
 	}
 }

@@ -81,9 +81,8 @@ func (s *Shard) facetProps(bucket int64) {
 			v.ID = s.ids.dataset(lineage.Dataset{Namespace: f.Namespace, Name: f.Name})
 		}
 		if w.refreshMs == 0 {
-			v.Props = lineage.MakeProps(f.Props...)
 			w.touch(bucket, s.prevFull)
-			w.tab.AddVertex(bucket, v)
+			w.tab.AddVertexProps(bucket, v, f.Props)
 			continue
 		}
 		// Each property by its own content: another producer's facets
@@ -101,9 +100,8 @@ func (s *Shard) facetProps(bucket int64) {
 			ps []lineage.Prop
 		}{{bucket, s.fastProps}, {w.refreshBucket(bucket), s.slowProps}} {
 			if len(l.ps) > 0 {
-				v.Props = lineage.MakeProps(l.ps...)
 				w.touch(l.b, s.prevFull)
-				w.tab.AddVertex(l.b, v)
+				w.tab.AddVertexProps(l.b, v, l.ps)
 			}
 		}
 	}

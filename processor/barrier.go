@@ -34,11 +34,14 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 		}
 	}
 
-	batch := s.db.NewBatch()
+	// Sized for what the last barrier wrote: a barrier's batch is often
+	// megabytes (sealed windows, run state), which growing by doubling
+	// copies over and over.
+	batch := s.db.NewBatchWithSize(s.batchHint)
 	defer func() { _ = batch.Close() }()
 
 	fold := s.windows.writeDeltas(batch, sealing)
-	outbox, err := s.writeSealed(batch, sealing, fold)
+	outbox, entries, err := s.writeSealed(batch, sealing, fold)
 	if err != nil {
 		return s.fail(err)
 	}
@@ -52,12 +55,16 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 	s.dead.writeTo(batch)
 	durable := s.writePosition(batch, boundary)
 
+	s.batchHint = min(batch.Len()+batch.Len()/8, maxBatchHint)
 	if err := batch.Commit(pebble.Sync); err != nil {
 		return s.fail(fmt.Errorf("barrier commit: %w", err))
 	}
-	s.afterCommit(durable, sealing, outbox, start)
+	s.afterCommit(durable, sealing, outbox, entries, start)
 	return nil
 }
+
+// maxBatchHint caps the initial size of a barrier's batch.
+const maxBatchHint = 64 << 20
 
 // awaitOutboxSpace blocks, when windows are about to seal, while the
 // outbox is full: the backpressure bound (invariant 7).
@@ -70,22 +77,23 @@ func (s *Shard) awaitOutboxSpace(ctx context.Context, sealing sealSet) error {
 
 // writeSealed folds each sealing window with what Pebble holds, adds its
 // outbox entries and the deletion of its window state to batch, and
-// returns the new outbox sequences.
-func (s *Shard) writeSealed(batch *pebble.Batch, sealing sealSet, fold sealFold) ([]uint64, error) {
+// returns the new outbox sequences and their content (for the drain).
+func (s *Shard) writeSealed(batch *pebble.Batch, sealing sealSet, fold sealFold) ([]uint64, []*cachedEntry, error) {
 	var outbox []uint64
+	var entries []*cachedEntry
 	for _, b := range sealing {
 		sw, err := s.windows.fold(batch, b, fold)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		n := s.writeOutbox(batch, &sw, &outbox)
+		n := s.writeOutbox(batch, &sw, &outbox, &entries)
 		var last uint64
 		if n > 0 {
 			last = outbox[len(outbox)-1]
 		}
 		s.windows.sealed(&sw, n, last)
 	}
-	return outbox, nil
+	return outbox, entries, nil
 }
 
 // writePosition adds the shard's position to batch and returns the
@@ -106,7 +114,7 @@ func (s *Shard) writePosition(batch *pebble.Batch, boundary bool) string {
 
 // afterCommit updates the in-memory view once the barrier is durable and
 // hands the new outbox entries to the drain.
-func (s *Shard) afterCommit(durable string, sealing sealSet, outbox []uint64, start time.Time) {
+func (s *Shard) afterCommit(durable string, sealing sealSet, outbox []uint64, entries []*cachedEntry, start time.Time) {
 	s.durable = durable
 	s.windows.afterCommit(sealing)
 	s.runs.afterCommit()
@@ -114,7 +122,7 @@ func (s *Shard) afterCommit(durable string, sealing sealSet, outbox []uint64, st
 	s.dead.afterCommit()
 	s.st.WindowsSealed.Add(int64(len(sealing)))
 	s.st.OutboxWritten.Add(int64(len(outbox)))
-	s.drain.push(outbox)
+	s.drain.push(outbox, entries)
 	s.lastBarrier = s.cfg.Clock()
 	s.st.observeBarrier(s.lastBarrier.Sub(start))
 }

@@ -23,19 +23,64 @@ func (m *vertexIDs) col(e lineage.FieldEdge, t int64) colRef {
 
 // eventCols returns the field pairs of the current event's columnLineage
 // facets (reusing the shard's scratch slice); none with NoColumnLineage.
+// A facet whose bytes (and output dataset) the shard read recently gives
+// the pairs it gave then (Edges is a function of them): a job's runs
+// repeat the same facet.
 func (s *Shard) eventCols() []lineage.FieldEdge {
 	s.colBuf = s.colBuf[:0]
 	if s.cfg.NoColumnLineage {
 		return nil
 	}
 	for _, c := range s.ev.Columns {
+		if m, ok := s.colMemo.m[string(c.Raw)]; ok && m.out == c.Output {
+			s.colBuf = append(s.colBuf, m.edges...)
+			continue
+		}
+		n := len(s.colBuf)
 		s.colBuf = c.Edges(s.colBuf)
+		s.colMemo.put(c, s.colBuf[n:])
 	}
 	return s.colBuf
 }
 
-// colKey identifies a field pair in a run's set.
-func colKey(c *colRef) string { return c.inF + "\x00" + c.outF }
+// colMemo remembers the field pairs of recent columnLineage facets by
+// their bytes, within colMemoBytes (emptied when full).
+type colMemo struct {
+	m     map[string]colMemoEntry
+	bytes int
+}
+
+type colMemoEntry struct {
+	out   lineage.Dataset
+	edges []lineage.FieldEdge
+}
+
+// colMemoBytes bounds a shard's colMemo (facet bytes, plus ~200 B a pair).
+const colMemoBytes = 1 << 20
+
+func (m *colMemo) put(c lineage.ColumnLineage, edges []lineage.FieldEdge) {
+	size := len(c.Raw) + 200*len(edges)
+	if size > colMemoBytes/16 {
+		return
+	}
+	if m.m == nil || m.bytes+size > colMemoBytes {
+		m.m, m.bytes = map[string]colMemoEntry{}, 0
+	}
+	m.m[string(c.Raw)] = colMemoEntry{out: c.Output, edges: append([]lineage.FieldEdge(nil), edges...)}
+	m.bytes += size
+}
+
+// colKey identifies a field pair in a run's set: the pair itself, as
+// its two DatasetField ids would (lineage.DatasetFieldID is injective),
+// without building them for a pair the run holds already.
+type colKey struct {
+	in, out           lineage.Dataset
+	inField, outField string
+}
+
+func colKeyOf(e *lineage.FieldEdge) colKey {
+	return colKey{in: e.In, out: e.Out, inField: e.InField, outField: e.OutField}
+}
 
 // addCols adds to r the field pairs of es not yet in it, at most room of
 // them, and returns how many new ones did not fit.
@@ -44,14 +89,13 @@ func (t *runTable) addCols(r *run, es []lineage.FieldEdge, room int, evTime int6
 		return 0
 	}
 	if r.colIdx == nil {
-		r.colIdx = make(map[string]struct{}, len(r.cols)+len(es))
+		r.colIdx = make(map[colKey]struct{}, len(r.cols)+len(es))
 		for i := range r.cols {
-			r.colIdx[colKey(&r.cols[i])] = struct{}{}
+			r.colIdx[colKeyOf(&r.cols[i].e)] = struct{}{}
 		}
 	}
-	for _, e := range es {
-		c := t.ids.col(e, evTime)
-		k := colKey(&c)
+	for i := range es {
+		k := colKeyOf(&es[i])
 		if _, ok := r.colIdx[k]; ok {
 			continue
 		}
@@ -61,7 +105,7 @@ func (t *runTable) addCols(r *run, es []lineage.FieldEdge, room int, evTime int6
 		}
 		room--
 		r.colIdx[k] = struct{}{}
-		r.cols = append(r.cols, c)
+		r.cols = append(r.cols, t.ids.col(es[i], evTime))
 	}
 	return dropped
 }
@@ -141,8 +185,7 @@ func (w *windowTable) emitCols(e *emission, cols []colRef, from, used int) (drop
 			b := w.edgeLane(e.bucket, lineage.EdgeFieldOf, f.fid, f.id)
 			fieldOf[i] = b
 			w.touch(b, e.pin)
-			fv := lineage.DatasetFieldVertex(f.d, f.f)
-			fv.ID = f.fid
+			fv := fieldVertex(f.d, f.f, f.fid)
 			t.AddVertex(b, fv)
 			t.AddVertex(b, lineage.Vertex{ID: f.id, Label: lineage.LabelDataset, Namespace: f.d.Namespace, Name: f.d.Name})
 			t.AddEdge(b, lineage.EdgeFieldOf, f.fid, f.id, e.first, e.last, e.runID)
@@ -159,13 +202,18 @@ func (w *windowTable) emitCols(e *emission, cols []colRef, from, used int) (drop
 			fid string
 		}{{c.e.In, c.e.InField, c.inF}, {c.e.Out, c.e.OutField, c.outF}} {
 			if fieldOf[i] != b {
-				fv := lineage.DatasetFieldVertex(f.d, f.f)
-				fv.ID = f.fid
-				t.AddVertex(b, fv)
+				t.AddVertex(b, fieldVertex(f.d, f.f, f.fid))
 			}
 		}
 		t.AddEdgeProps(b, lineage.EdgeColumnDerives, c.inF, c.outF, e.first, e.last, e.runID, c.props)
 		w.spillIfFull()
 	}
 	return dropped
+}
+
+// fieldVertex is lineage.DatasetFieldVertex(d, f) whose id, fid, is known
+// already (not built again).
+func fieldVertex(d lineage.Dataset, f, fid string) lineage.Vertex {
+	return lineage.Vertex{ID: fid, Label: lineage.LabelDatasetField, Namespace: d.Namespace, Name: d.Name,
+		Props: lineage.MakeProps(lineage.StrConst(lineage.PropField, f))}
 }

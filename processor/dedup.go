@@ -1,10 +1,12 @@
 package processor
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
@@ -112,26 +114,49 @@ func (d *dedupSet) add(h [16]byte, arrival int64) {
 // barrier, expires the entries that arrived before cutoff (Unix ms) and
 // adds their deletion.
 func (d *dedupSet) writeTo(batch *pebble.Batch, cutoff int64) error {
+	// Each kind of key in key order: Pebble inserts a batch's keys into
+	// its memtable skiplist starting from where the previous key went, so
+	// ascending keys cost a short walk, random ones a full descent. The
+	// x/ keys first, in arrival order (mostly ascending already), then
+	// the d/ keys sorted by hash (unique among added: a hash is added
+	// only when not in recent, and leaves it only at a barrier).
+	for i := range d.added {
+		it := &d.added[i]
+		d.keyBuf = checkpoint.AppendExpiryKey(d.keyBuf[:0], d.shard, it.arrival, &it.h)
+		_ = batch.Set(d.keyBuf, nil, nil)
+	}
+	slices.SortFunc(d.added, cmpHash)
 	for i := range d.added {
 		it := &d.added[i]
 		var v [8]byte
 		binary.BigEndian.PutUint64(v[:], uint64(it.arrival))
 		d.keyBuf = checkpoint.AppendDedupKey(d.keyBuf[:0], d.shard, &it.h)
 		_ = batch.Set(d.keyBuf, v[:], nil)
-		d.keyBuf = checkpoint.AppendExpiryKey(d.keyBuf[:0], d.shard, it.arrival, &it.h)
-		_ = batch.Set(d.keyBuf, nil, nil)
 	}
 	if err := d.expire(cutoff); err != nil {
 		return err
 	}
+	// The same two runs for the deletions (expired is in arrival order).
+	for i := range d.expired {
+		it := &d.expired[i]
+		d.keyBuf = checkpoint.AppendExpiryKey(d.keyBuf[:0], d.shard, it.arrival, &it.h)
+		_ = batch.Delete(d.keyBuf, nil)
+	}
+	slices.SortFunc(d.expired, cmpHash)
 	for i := range d.expired {
 		it := &d.expired[i]
 		d.keyBuf = checkpoint.AppendDedupKey(d.keyBuf[:0], d.shard, &it.h)
 		_ = batch.Delete(d.keyBuf, nil)
-		d.keyBuf = checkpoint.AppendExpiryKey(d.keyBuf[:0], d.shard, it.arrival, &it.h)
-		_ = batch.Delete(d.keyBuf, nil)
 	}
 	return nil
+}
+
+// cmpHash orders dedup items by hash (the order of their d/ keys).
+func cmpHash(a, b dedupItem) int {
+	if x, y := binary.BigEndian.Uint64(a.h[:8]), binary.BigEndian.Uint64(b.h[:8]); x != y {
+		return cmp.Compare(x, y)
+	}
+	return cmp.Compare(binary.BigEndian.Uint64(a.h[8:]), binary.BigEndian.Uint64(b.h[8:]))
 }
 
 // afterCommit forgets what the barrier made durable and moves the oldest

@@ -34,6 +34,12 @@ type drainer struct {
 	mu struct {
 		sync.Mutex
 		queue []uint64 // unacknowledged outbox sequences, in order
+		// cache: the content of outbox entries just written, by
+		// sequence, so that their first send need not read and decode
+		// them back from Pebble; cached counts its records (at most
+		// drainCacheRecords).
+		cache  map[uint64]cachedEntry
+		cached int
 	}
 	wake    chan struct{} // an entry was pushed
 	space   chan struct{} // an entry was acknowledged
@@ -77,8 +83,22 @@ func signal(c chan struct{}) {
 	}
 }
 
-// push appends newly written (synced) outbox sequences.
-func (d *drainer) push(seqs []uint64) {
+// drainCacheRecords bounds the records (vertices + edges) of the outbox
+// entries a drainer keeps in memory for their first send (about 150 B a
+// record, the strings shared with the shard's: ~2.5 MB a shard, small
+// beside the dedup set's recent tier; a catch-up barrier writes ~14,000).
+const drainCacheRecords = 1 << 14
+
+// cachedEntry is the content of an outbox entry as written.
+type cachedEntry struct {
+	bucket int64
+	batch  lineage.Batch
+}
+
+// push appends newly written (synced) outbox sequences; entries[i], when
+// not nil, is the content of seqs[i] (what Pebble holds), kept for its
+// first send while the cache has room.
+func (d *drainer) push(seqs []uint64, entries []*cachedEntry) {
 	if len(seqs) == 0 {
 		return
 	}
@@ -87,8 +107,34 @@ func (d *drainer) push(seqs []uint64) {
 		d.acked.Store(seqs[0])
 	}
 	d.mu.queue = append(d.mu.queue, seqs...)
+	for i, e := range entries {
+		if e == nil {
+			continue
+		}
+		n := len(e.batch.Vertices) + len(e.batch.Edges)
+		if d.mu.cached+n > drainCacheRecords {
+			break
+		}
+		if d.mu.cache == nil {
+			d.mu.cache = map[uint64]cachedEntry{}
+		}
+		d.mu.cache[seqs[i]] = *e
+		d.mu.cached += n
+	}
 	d.mu.Unlock()
 	signal(d.wake)
+}
+
+// takeCached removes and returns the cached content of entry seq.
+func (d *drainer) takeCached(seq uint64) (cachedEntry, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, ok := d.mu.cache[seq]
+	if ok {
+		delete(d.mu.cache, seq)
+		d.mu.cached -= len(e.batch.Vertices) + len(e.batch.Edges)
+	}
+	return e, ok
 }
 
 func (d *drainer) pending() int {
@@ -240,17 +286,24 @@ func (d *drainer) sendOnce(key []byte, seq uint64) (err error) {
 			err = fe
 		}
 	}()
-	v, closer, err := s.db.Get(key)
-	if err != nil {
-		return fmt.Errorf("read outbox entry: %w", err)
+	// The first send of an entry written by this process takes its
+	// content from memory (the same as Pebble holds); a retry, or an
+	// entry from before a restart, reads it back.
+	c, ok := d.takeCached(seq)
+	if !ok {
+		v, closer, err := s.db.Get(key)
+		if err != nil {
+			return fmt.Errorf("read outbox entry: %w", err)
+		}
+		e, err := DecodeOutbox(v)
+		closer.Close()
+		if err != nil {
+			return fmt.Errorf("decode outbox entry: %w", err)
+		}
+		c = cachedEntry{bucket: e.Bucket, batch: e.Batch}
 	}
-	e, err := DecodeOutbox(v)
-	closer.Close()
-	if err != nil {
-		return fmt.Errorf("decode outbox entry: %w", err)
-	}
-	e.Batch.Key = fmt.Sprintf("%s/%d/%d", s.id, e.Bucket, seq)
-	if err := d.w.WriteBatch(d.ctx, e.Batch); err != nil {
+	c.batch.Key = fmt.Sprintf("%s/%d/%d", s.id, c.bucket, seq)
+	if err := d.w.WriteBatch(d.ctx, c.batch); err != nil {
 		return err
 	}
 	// The delete need not be synced: an entry that comes back after a

@@ -2,7 +2,9 @@ package processor
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
@@ -102,9 +104,16 @@ func DecodeOutbox(b []byte) (OutboxEntry, error) {
 }
 
 // writeOutbox adds to batch the outbox entries of sealed window sw, one
-// per chunk, appends their sequences to out and returns their number.
-func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64) int {
+// per chunk, appends their sequences to out and their content to entries
+// (nil past what the drain keeps in memory) and returns their number.
+func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64, entries *[]*cachedEntry) int {
 	n := 0
+	records := 0
+	for _, e := range *entries {
+		if e != nil {
+			records += len(e.batch.Vertices) + len(e.batch.Edges)
+		}
+	}
 	chunk(sw.edges, sw.vertices, s.cfg.ChunkRecords, func(b lineage.Batch) {
 		seq := s.nextOutbox
 		s.nextOutbox++
@@ -112,6 +121,15 @@ func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64
 		s.valBuf = AppendOutbox(s.valBuf[:0], &entry)
 		_ = batch.Set(checkpoint.OutboxKey(s.id, seq), s.valBuf, nil)
 		*out = append(*out, seq)
+		var c *cachedEntry
+		if r := len(b.Vertices) + len(b.Edges); records+r <= drainCacheRecords {
+			// A copy: chunk reuses b's slices.
+			records += r
+			c = &cachedEntry{bucket: sw.bucket, batch: lineage.Batch{
+				Vertices: append(make([]lineage.Vertex, 0, len(b.Vertices)), b.Vertices...),
+				Edges:    append(make([]lineage.Edge, 0, len(b.Edges)), b.Edges...)}}
+		}
+		*entries = append(*entries, c)
 		s.st.EdgesEmitted.Add(int64(len(b.Edges)))
 		s.st.VerticesEmitted.Add(int64(len(b.Vertices)))
 		s.st.countRunRecords(&b)
@@ -126,7 +144,12 @@ func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64
 // batch goes to out as soon as it is full (out must not keep it: its
 // slices are reused), so a big window never has all its batches in memory.
 func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int, out func(lineage.Batch)) {
-	sort.Slice(edges, func(i, j int) bool { return edges[i].ID < edges[j].ID })
+	// By id, through an index (an Edge is ten words to swap).
+	order := make([]int32, len(edges))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(edges[a].ID, edges[b].ID) })
 	var cur lineage.Batch
 	in := map[string]bool{}
 	used := map[string]bool{}
@@ -137,7 +160,8 @@ func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int, ou
 		cur.Vertices, cur.Edges = cur.Vertices[:0], cur.Edges[:0]
 		clear(in)
 	}
-	for _, e := range edges {
+	for _, i := range order {
+		e := &edges[i]
 		need := 1
 		if !in[e.OutV] {
 			need++
@@ -157,7 +181,7 @@ func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int, ou
 				used[id] = true
 			}
 		}
-		cur.Edges = append(cur.Edges, e)
+		cur.Edges = append(cur.Edges, *e)
 	}
 	var rest []string
 	for id := range vertices {

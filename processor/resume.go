@@ -59,7 +59,7 @@ func (s *Shard) resumeFrom(pos checkpoint.Position) error {
 			}
 			seq := checkpoint.OutboxSeq(s.id, k)
 			s.windows.loadSealed(seq, e.Pin)
-			s.drain.push([]uint64{seq})
+			s.drain.push([]uint64{seq}, nil)
 			return nil
 		})
 	}

@@ -2,7 +2,9 @@ package processor
 
 import (
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
@@ -48,7 +50,7 @@ type run struct {
 	// cols are the run's column lineage pairs (columnLineage facets of its
 	// events), colIdx their set (built on first use).
 	cols   []colRef
-	colIdx map[string]struct{}
+	colIdx map[colKey]struct{}
 	dirty  bool
 	// handoff: loaded from a parent shard's handoff (handoff.go). Such a
 	// run never pins this shard's checkpoint (its earlier events are on
@@ -381,11 +383,17 @@ func (t *runTable) writeTo(batch *pebble.Batch) {
 		t.keyBuf = checkpoint.AppendRunKey(t.keyBuf[:0], t.shard, id)
 		_ = batch.Delete(t.keyBuf, nil)
 	}
+	// In key order (see dedupSet.writeTo). A run id twice in dirty (a run
+	// forgotten and started again) is written once: the one in t.m.
+	slices.SortFunc(t.dirty, func(a, b *run) int { return strings.Compare(a.id, b.id) })
 	for _, r := range t.dirty {
 		r.dirty = false
 		if t.m[r.id] != r {
 			continue
 		}
+		// Encoded once for the value, and kept so in memory until the
+		// run's next event (a run's list is larger than its encoding).
+		r.rv.props.Compact()
 		t.valBuf = appendRun(t.valBuf[:0], r)
 		t.keyBuf = checkpoint.AppendRunKey(t.keyBuf[:0], t.shard, r.id)
 		_ = batch.Set(t.keyBuf, t.valBuf, nil)

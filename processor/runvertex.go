@@ -15,8 +15,10 @@ type runVertexState struct {
 	hasStart, hasEnd bool
 	startMin, endMax int64
 	tMax             int64
-	props            lineage.Props
-	reads, writes    []dsRef
+	// props: folded in place at every event (lineage.PropList), encoded
+	// only when written (barrier) or emitted (a closed run).
+	props         lineage.PropList
+	reads, writes []dsRef
 }
 
 // appendRunVertex appends st to a run value (after the lineage fields; a
@@ -27,7 +29,7 @@ func appendRunVertex(dst []byte, st *runVertexState) []byte {
 	dst = enc.AppendBool(dst, st.hasEnd)
 	dst = enc.AppendVarint(dst, st.endMax)
 	dst = enc.AppendVarint(dst, st.tMax)
-	dst = enc.AppendString(dst, string(st.props))
+	dst = st.props.AppendEncoded(dst) // = enc.AppendString(dst, string(props encoding))
 	for _, set := range [][]dsRef{st.reads, st.writes} {
 		dst = enc.AppendVarint(dst, int64(len(set)))
 		for _, d := range set {
@@ -53,7 +55,7 @@ func readRunVertex(rd *enc.Reader, st *runVertexState, ids *vertexIDs) {
 		failReader(rd)
 		return
 	}
-	st.props = p
+	st.props = lineage.PropListOf(p)
 	for k := 0; k < 2 && rd.OK(); k++ {
 		n := rd.Varint()
 		if n < 0 || n > int64(rd.Len()) {
@@ -119,7 +121,8 @@ func (s *Shard) runVertex(r *run, bucket int64) {
 func (s *Shard) failedRunVertex(r *run, bucket int64) {
 	ev := &s.ev
 	st := &r.rv
-	st.props = st.props.With(RunEventProps(r.id, r.job, ev, st.startMin, st.endMax, st.hasEnd)...)
+	s.propBuf = appendRunEventProps(s.propBuf[:0], r.id, r.job, ev, st.startMin, st.endMax, st.hasEnd)
+	st.props.Add(s.propBuf...)
 	closing := (r.status == runOpen || r.status == runStreaming) && s.cfg.Policy == PolicyStrict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort)
 	if r.status != runClosed && !closing {
 		return
@@ -134,7 +137,7 @@ func (s *Shard) failedRunVertex(r *run, bucket int64) {
 	st.reads, st.writes = uniqRefs(st.reads), uniqRefs(st.writes)
 	pin := s.runs.emitPin(r, s.prevFull)
 	rv := lineage.RunVertex(r.id)
-	rv.Props = st.props
+	rv.Props = st.props.Props()
 	s.emitRunRefs(r, bucket, pin, rv, st.startMin, st.tMax, st.reads, st.writes)
 	// Run -[CHILD_OF]-> the parent run its events name (the latest by
 	// eventTime so far), whose vertex holds at least its runId.
@@ -194,8 +197,13 @@ func (s *Shard) emitRunRefs(r *run, bucket int64, pin string, rv lineage.Vertex,
 // hasEnd, its latest terminal eventTime endMax so far. The reference model
 // computes the same from the whole stream.
 func RunEventProps(runID string, j lineage.Job, ev *lineage.Event, startMin, endMax int64, hasEnd bool) []lineage.Prop {
+	return appendRunEventProps(make([]lineage.Prop, 0, 11), runID, j, ev, startMin, endMax, hasEnd)
+}
+
+// appendRunEventProps appends RunEventProps(runID, j, ev, startMin,
+// endMax, hasEnd) to ps.
+func appendRunEventProps(ps []lineage.Prop, runID string, j lineage.Job, ev *lineage.Event, startMin, endMax int64, hasEnd bool) []lineage.Prop {
 	t := ev.Time.UnixMilli()
-	ps := make([]lineage.Prop, 0, 11)
 	ps = append(ps,
 		lineage.StrConst(lineage.PropRunID, runID),
 		lineage.StrConst(lineage.PropJobNamespace, j.Namespace),

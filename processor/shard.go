@@ -49,13 +49,18 @@ type Shard struct {
 	// processed, to find the runs to load from the run store.
 	peekDec lineage.Decoder
 	peekEv  lineage.Event
-	// colBuf is the current event's column lineage (eventCols).
-	colBuf []lineage.FieldEdge
+	// colBuf is the current event's column lineage (eventCols), colMemo
+	// that of recent facets.
+	colBuf  []lineage.FieldEdge
+	colMemo colMemo
 	// fastProps, slowProps: scratch of facetProps (a facet's properties
 	// by lane).
 	fastProps, slowProps []lineage.Prop
-	wm                   *window.Watermark
-	ids                  *vertexIDs
+	// propBuf: scratch of failedRunVertex (the current event's Run
+	// vertex properties).
+	propBuf []lineage.Prop
+	wm      *window.Watermark
+	ids     *vertexIDs
 
 	// What holds the checkpoint back, and the state behind each pin.
 	pins    *checkpoint.Pins
@@ -80,6 +85,7 @@ type Shard struct {
 	started     bool // a record was processed
 	lastBarrier time.Time
 	failed      error // a barrier failed: the shard must be abandoned
+	batchHint   int   // initial size of the next barrier's batch (the last one's size)
 	valBuf      []byte
 }
 

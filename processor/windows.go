@@ -190,24 +190,30 @@ func (ss sealSet) has(b int64) bool {
 }
 
 // sealFold holds the in-memory deltas of the windows being sealed: by
-// store key for a window Pebble holds entries of (stored), as a plain list
-// for one it holds nothing of (opened and sealed between two barriers, the
-// common case: no store keys, no iterator, no range deletion).
+// store key for a window Pebble holds entries of (stored), and for one it
+// holds nothing of (opened and sealed between two barriers, the common
+// case: no store keys, no iterator, no range deletion) as its sealed
+// content already (mem), built straight from the table.
 type sealFold struct {
 	stored map[int64]map[[32]byte]window.Entry
-	mem    map[int64][]window.Entry
+	mem    map[int64]*sealedWindow
 }
 
 // writeDeltas adds to batch the deltas of the windows that stay open
 // (blind merges) and the pins of those whose pin changed, and returns the
 // deltas of the sealing ones.
 func (w *windowTable) writeDeltas(batch *pebble.Batch, sealing sealSet) sealFold {
-	f := sealFold{stored: map[int64]map[[32]byte]window.Entry{}, mem: map[int64][]window.Entry{}}
+	f := sealFold{stored: map[int64]map[[32]byte]window.Entry{}, mem: map[int64]*sealedWindow{}}
 	w.tab.Range(func(k window.Key, p window.Props) {
-		e := window.EntryOf(k, p)
 		if sealing.has(k.Bucket) {
 			if !w.buckets[k.Bucket].stored {
-				f.mem[k.Bucket] = append(f.mem[k.Bucket], e)
+				sw := f.mem[k.Bucket]
+				if sw == nil {
+					sw = &sealedWindow{bucket: k.Bucket, vertices: map[string]lineage.Vertex{}}
+					f.mem[k.Bucket] = sw
+				}
+				e := window.EntryOf(k, p)
+				sw.add(&e)
 				return
 			}
 			m := f.stored[k.Bucket]
@@ -215,9 +221,10 @@ func (w *windowTable) writeDeltas(batch *pebble.Batch, sealing sealSet) sealFold
 				m = map[[32]byte]window.Entry{}
 				f.stored[k.Bucket] = m
 			}
-			m[k.StoreKey()] = e
+			m[k.StoreKey()] = window.EntryOf(k, p)
 			return
 		}
+		e := window.EntryOf(k, p)
 		sk := k.StoreKey()
 		w.keyBuf = checkpoint.AppendWindowKey(w.keyBuf[:0], w.shard, k.Bucket, &sk)
 		w.valBuf = window.AppendEntry(w.valBuf[:0], &e)
@@ -242,31 +249,33 @@ type sealedWindow struct {
 	vertices map[string]lineage.Vertex
 }
 
+// add adds entry e to the window's content.
+func (sw *sealedWindow) add(e *window.Entry) {
+	if e.Kind == window.KindVertex {
+		sw.vertices[e.Out] = e.Vertex()
+	} else {
+		sw.edges = append(sw.edges, e.Edge())
+	}
+}
+
 // fold returns the content of sealing window bucket (what Pebble holds
 // folded with the in-memory deltas of f) and adds to batch the deletion
 // of its window entries and pin.
 func (w *windowTable) fold(batch *pebble.Batch, bucket int64, f sealFold) (sealedWindow, error) {
 	bs := w.buckets[bucket]
-	out := sealedWindow{bucket: bucket, pin: bs.pin, vertices: map[string]lineage.Vertex{}}
-	add := func(e *window.Entry) {
-		if e.Kind == window.KindVertex {
-			out.vertices[e.Out] = e.Vertex()
-		} else {
-			out.edges = append(out.edges, e.Edge())
-		}
-	}
 	if !bs.stored {
-		memOnly := f.mem[bucket]
-		out.edges = make([]lineage.Edge, 0, len(memOnly))
-		for i := range memOnly {
-			add(&memOnly[i])
+		out := sealedWindow{bucket: bucket, vertices: map[string]lineage.Vertex{}}
+		if sw := f.mem[bucket]; sw != nil {
+			out = *sw
 		}
+		out.pin = bs.pin
 		if bs.meta {
 			w.keyBuf = checkpoint.AppendBucketMetaKey(w.keyBuf[:0], w.shard, bucket)
 			_ = batch.Delete(w.keyBuf, nil)
 		}
 		return out, nil
 	}
+	out := sealedWindow{bucket: bucket, pin: bs.pin, vertices: map[string]lineage.Vertex{}}
 	mem := f.stored[bucket]
 	prefix := checkpoint.BucketPrefix(w.shard, bucket)
 	it, err := w.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: checkpoint.PrefixEnd(prefix)})
@@ -285,13 +294,13 @@ func (w *windowTable) fold(batch *pebble.Batch, bucket int64, f sealFold) (seale
 			e.Merge(m)
 			delete(mem, sk)
 		}
-		add(&e)
+		out.add(&e)
 	}
 	if err := it.Close(); err != nil {
 		return out, err
 	}
 	for _, e := range mem {
-		add(&e)
+		out.add(&e)
 	}
 	_ = batch.DeleteRange(prefix, checkpoint.PrefixEnd(prefix), nil)
 	_ = batch.Delete(checkpoint.BucketMetaKey(w.shard, bucket), nil)

@@ -41,10 +41,14 @@ func edgeID(label, out, in string) string {
 	b = appendLP(b, out)
 	b = appendLP(b, in)
 	sum := sha256.Sum256(b)
-	id := make([]byte, len(label)+1+32)
-	copy(id, label)
-	id[len(label)] = ':'
-	hex.Encode(id[len(label)+1:], sum[:16])
+	var idBuf [96]byte // one allocation (the string) for labels up to 63 bytes
+	id := idBuf[:0]
+	if n := len(label) + 1 + 32; n > len(idBuf) {
+		id = make([]byte, 0, n)
+	}
+	id = append(id, label...)
+	id = append(id, ':')
+	id = hex.AppendEncode(id, sum[:16])
 	return string(id)
 }
 

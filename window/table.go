@@ -56,12 +56,27 @@ func (p *Props) merge(k Kind, o Props) {
 // (window, key), already collapsed. Its size is bounded by the caller: the
 // processor forces a barrier when [Table.Len] exceeds its cap. Not safe
 // for concurrent use.
+//
+// The map holds an index into vals (a small map slot: one lookup when a
+// key is folded again, and fewer cache lines to probe). Vertex properties
+// added as a list ([Table.AddVertexProps]) are merged in place and
+// encoded once, when the table is read ([Table.Range]).
 type Table struct {
-	m map[Key]Props
+	m    map[Key]int32
+	vals []tval
+}
+
+// tval is one entry: its key (Range reads vals in order, not the map)
+// and properties; when l is set, the vertex properties are l (p.VProps
+// is stale).
+type tval struct {
+	k Key
+	p Props
+	l *lineage.PropList
 }
 
 // NewTable returns an empty table.
-func NewTable() *Table { return &Table{m: make(map[Key]Props)} }
+func NewTable() *Table { return &Table{m: make(map[Key]int32)} }
 
 // Len returns the number of distinct (window, key) entries.
 func (t *Table) Len() int { return len(t.m) }
@@ -75,41 +90,79 @@ func (t *Table) AddEdge(bucket int64, label, out, in string, first, last int64, 
 func (t *Table) AddEdgeProps(bucket int64, label, out, in string, first, last int64, runID string, props lineage.Props) {
 	k := Key{Bucket: bucket, Kind: KindEdge, Label: label, Out: out, In: in}
 	p := Props{First: first, Last: last, RunID: runID, VProps: props}
-	if cur, ok := t.m[k]; ok {
-		cur.merge(KindEdge, p)
-		p = cur
+	if i, ok := t.m[k]; ok {
+		t.vals[i].p.merge(KindEdge, p)
+		return
 	}
-	t.m[k] = p
+	t.insert(tval{k: k, p: p})
+}
+
+func (t *Table) insert(v tval) {
+	t.m[v.k] = int32(len(t.vals))
+	t.vals = append(t.vals, v)
 }
 
 // AddVertex records vertex v in the window starting at bucket, merging
 // its properties with those recorded.
 func (t *Table) AddVertex(bucket int64, v lineage.Vertex) {
 	k := Key{Bucket: bucket, Kind: KindVertex, Label: v.Label, Out: v.ID}
-	if cur, ok := t.m[k]; ok {
-		if v.Props != "" && v.Props != cur.VProps {
-			cur.VProps = cur.VProps.Merge(v.Props)
-			t.m[k] = cur
+	if i, ok := t.m[k]; ok {
+		cur := &t.vals[i]
+		switch {
+		case v.Props == "":
+		case cur.l != nil:
+			cur.l.Add(v.Props.List()...)
+		case v.Props != cur.p.VProps:
+			cur.p.VProps = cur.p.VProps.Merge(v.Props)
 		}
 		return
 	}
-	t.m[k] = Props{Namespace: v.Namespace, Name: v.Name, VProps: v.Props}
+	t.insert(tval{k: k, p: Props{Namespace: v.Namespace, Name: v.Name, VProps: v.Props}})
 }
 
-// Range calls fn for every entry, in no particular order.
+// AddVertexProps is AddVertex for v with the properties ps (v.Props
+// unused): the same as AddVertex with v.Props = lineage.MakeProps(ps...),
+// without encoding ps nor re-encoding the vertex's properties at every
+// call. ps is not kept.
+func (t *Table) AddVertexProps(bucket int64, v lineage.Vertex, ps []lineage.Prop) {
+	k := Key{Bucket: bucket, Kind: KindVertex, Label: v.Label, Out: v.ID}
+	i, ok := t.m[k]
+	if !ok {
+		i = int32(len(t.vals))
+		t.insert(tval{k: k, p: Props{Namespace: v.Namespace, Name: v.Name}})
+	}
+	cur := &t.vals[i]
+	if len(ps) == 0 {
+		return
+	}
+	if cur.l == nil {
+		l := lineage.PropListOf(cur.p.VProps)
+		cur.l = &l
+	}
+	cur.l.Add(ps...)
+}
+
+// Range calls fn for every entry, in no particular order (in fact the
+// order of their first addition).
 func (t *Table) Range(fn func(k Key, p Props)) {
-	for k, p := range t.m {
-		fn(k, p)
+	for i := range t.vals {
+		v := &t.vals[i]
+		if v.l != nil {
+			v.p.VProps, v.l = v.l.Props(), nil
+		}
+		fn(v.k, v.p)
 	}
 }
 
 // Reset empties the table, keeping its allocation when small.
 func (t *Table) Reset() {
 	if len(t.m) > 1<<16 {
-		t.m = make(map[Key]Props)
+		t.m, t.vals = make(map[Key]int32), nil
 		return
 	}
 	clear(t.m)
+	clear(t.vals)
+	t.vals = t.vals[:0]
 }
 
 // Entry is a decoded window value: the key without its bucket, and props.

@@ -1,0 +1,171 @@
+package lineage
+
+import (
+	"encoding/binary"
+
+	"github.com/lineageflow/lineageflow/internal/enc"
+)
+
+// PropList is the mutable form of [Props]: a set of properties sorted by
+// key, one per key, merged in place. It is for a set that many events
+// fold into and that is encoded far less often than it changes (a run's
+// Run vertex properties): [Props.With] decodes, merges and re-encodes the
+// whole set at every call, Add does none of that. Its [PropList.Props] is
+// exactly the Props that the same merges through [Props.With] give.
+//
+// Between merges it can be compacted back to its encoding
+// ([PropList.Compact]): a list takes about three times the memory of the
+// encoding, so a set that is kept long but merged rarely stays encoded.
+//
+// The zero value is the empty set. A PropList must not be copied while
+// it is still added to (copies share their storage).
+type PropList struct {
+	l      []Prop // the set, when listed
+	enc    Props  // the set, when not listed
+	listed bool
+}
+
+// PropListOf returns the set p (decoded at the first Add).
+func PropListOf(p Props) PropList { return PropList{enc: p} }
+
+// Len returns the number of properties.
+func (p *PropList) Len() int {
+	if !p.listed {
+		return p.enc.Len()
+	}
+	return len(p.l)
+}
+
+// Add merges ps in, each key keeping the winner of its values (on a tie
+// the value held, then the first of ps, as [MakeProps] and [Props.Merge]
+// do), and reports whether the set changed.
+func (p *PropList) Add(ps ...Prop) bool {
+	if !p.listed {
+		l, err := decodePropsCap(p.enc, len(ps)+4)
+		if err != nil {
+			panic(err) // Props are only built by this package or checked by DecodeProps
+		}
+		p.l, p.enc, p.listed = l, "", true // room for ps and a few more keys: one allocation
+	}
+	changed := false
+	for _, x := range ps {
+		// Most keys are there already: look for the key by equality
+		// first (a length check, then usually the same constant's
+		// pointer), and for its place by order only when it is new.
+		if i := p.index(x.Key); i >= 0 {
+			if p.l[i].less(x) {
+				p.l[i] = x
+				changed = true
+			}
+			continue
+		}
+		i := p.search(x.Key)
+		p.l = append(p.l, Prop{})
+		copy(p.l[i+1:], p.l[i:])
+		p.l[i] = x
+		changed = true
+	}
+	return changed
+}
+
+// Compact keeps the set as its encoding only, until the next Add.
+func (p *PropList) Compact() {
+	if p.listed {
+		p.enc = p.Props()
+		p.l, p.listed = nil, false
+	}
+}
+
+// index returns the index of key, or -1.
+func (p *PropList) index(key string) int {
+	for i := range p.l {
+		if len(p.l[i].Key) == len(key) && p.l[i].Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// search returns the index of key, or where it would be inserted.
+func (p *PropList) search(key string) int {
+	// Linear: the sets merged in place are small (a dozen keys).
+	for i := range p.l {
+		if p.l[i].Key >= key {
+			return i
+		}
+	}
+	return len(p.l)
+}
+
+// Get returns the property key.
+func (p *PropList) Get(key string) (Prop, bool) {
+	if !p.listed {
+		return p.enc.Get(key)
+	}
+	if i := p.index(key); i >= 0 {
+		return p.l[i], true
+	}
+	return Prop{}, false
+}
+
+// Props returns the set's canonical encoding.
+func (p *PropList) Props() Props {
+	if !p.listed {
+		return p.enc
+	}
+	if len(p.l) == 0 {
+		return ""
+	}
+	return encodeProps(p.l)
+}
+
+// AppendEncoded appends the set's encoding as a length-prefixed string
+// (what enc.AppendString(dst, string(p.Props())) appends), without
+// building the Props string.
+func (p *PropList) AppendEncoded(dst []byte) []byte {
+	if !p.listed {
+		return enc.AppendString(dst, string(p.enc))
+	}
+	if len(p.l) == 0 {
+		return enc.AppendUvarint(dst, 0)
+	}
+	n := uvarintLen(uint64(len(p.l)))
+	for i := range p.l {
+		x := &p.l[i]
+		n += uvarintLen(uint64(len(x.Key))) + len(x.Key) + varintLen(x.Stamp) + 1
+		if x.IsNum {
+			n += varintLen(x.Num)
+		} else {
+			n += uvarintLen(uint64(len(x.Str))) + len(x.Str)
+		}
+	}
+	dst = enc.AppendUvarint(dst, uint64(n))
+	dst = enc.AppendUvarint(dst, uint64(len(p.l)))
+	for i := range p.l {
+		x := &p.l[i]
+		dst = enc.AppendString(dst, x.Key)
+		dst = enc.AppendVarint(dst, x.Stamp)
+		if x.IsNum {
+			dst = append(dst, 1)
+			dst = enc.AppendVarint(dst, x.Num)
+		} else {
+			dst = append(dst, 0)
+			dst = enc.AppendString(dst, x.Str)
+		}
+	}
+	return dst
+}
+
+func uvarintLen(x uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], x)
+}
+
+// varintLen is the length of enc.AppendVarint's zig-zag encoding of x.
+func varintLen(x int64) int {
+	ux := uint64(x) << 1
+	if x < 0 {
+		ux = ^ux
+	}
+	return uvarintLen(ux)
+}
