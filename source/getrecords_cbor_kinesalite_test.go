@@ -254,4 +254,3 @@ func TestGetRecordsKinesaliteCBOR(t *testing.T) {
 		t.Logf("wrote %d fixtures to %s", len(fixtures), dir)
 	}
 }
-

@@ -223,6 +223,7 @@ func serve(t testing.TB, status int, ct string, body []byte, check func(*http.Re
 		if ct != "" {
 			w.Header().Set("Content-Type", ct)
 		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body))) // as kinesalite and Kinesis
 		w.WriteHeader(status)
 		_, _ = w.Write(body)
 	}))
@@ -364,7 +365,9 @@ func TestGetRecordsCBORShapes(t *testing.T) {
 		return cMap(false, cText("Records"), cArray(false, cMap(false, kv...)), cText("NextShardIterator"), cText("it"))
 	}
 	data := func(b []byte) []byte { return cBytes(b) }
-	ts := func(v []byte) []byte { return rec(cText("Data"), data([]byte{1}), cText("ApproximateArrivalTimestamp"), v) }
+	ts := func(v []byte) []byte {
+		return rec(cText("Data"), data([]byte{1}), cText("ApproximateArrivalTimestamp"), v)
+	}
 	at := func(ms int64) *time.Time { t := time.UnixMilli(ms).UTC(); return &t }
 	half := func(h uint16) []byte { return binary.BigEndian.AppendUint16([]byte{0xf9}, h) }
 	cases := []struct {

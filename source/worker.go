@@ -254,6 +254,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w.log.Info("GetRecords wire format", "kinesis_protocol", string(w.cfg.KinesisProtocol))
 	var kw *kworker.Worker
 	for attempt := 0; ; attempt++ {
 		kw = kworker.NewWorker(&factory{w: w}, kc).WithKinesis(kclKinesis)
