@@ -717,3 +717,51 @@ func TestKinesaliteCBORFixtures(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGetRecordsDecode: the decoders alone, no HTTP (the HTTP
+// benchmark's figures are mostly the local transfer): body bytes (copied
+// in, as a response is read into a buffer) to escaped records, for the
+// records of BenchmarkGetRecords: the JSON fast path, CBOR as kinesalite
+// sends it, CBOR as Kinesis sends it.
+func BenchmarkGetRecordsDecode(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	recs := make([]tRec, 2500)
+	for i := range recs {
+		data := make([]byte, 1500)
+		for j := range data {
+			data[j] = byte(' ' + r.IntN(90))
+		}
+		if i%2 == 0 {
+			data[0] = escapeByte
+		}
+		recs[i] = tRec{seq: fmt.Sprintf("4959%052d", i), key: fmt.Sprintf("pipeline-%d", i%256), data: data, ms: 1_700_000_000_000 + int64(i)}
+	}
+	for _, c := range []struct {
+		name string
+		body []byte
+		cbor bool
+	}{
+		{"json", jsonBody(b, recs, "it", 0, true), false},
+		{"cbor-kinesalite", cborBody(recs, "it", 0, cShape{data: "base64", ts: "float-s"}), true},
+		{"cbor-kinesis", cborBody(recs, "it", 0, cShape{data: "bytes", ts: "tag-ms"}), true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.body)))
+			for b.Loop() {
+				buf := bytes.Clone(c.body)
+				var out kinesis.GetRecordsOutput
+				var err error
+				if c.cbor {
+					_, err = decodeGetRecordsCBOR(buf, &out)
+				} else {
+					err = decodeGetRecords(buf, &out)
+				}
+				if err != nil || len(out.Records) != len(recs) {
+					b.Fatalf("%v, %d records", err, len(out.Records))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
+		})
+	}
+}
