@@ -142,12 +142,13 @@ func (r *cborReader) nullNext() bool {
 // true). Text is not checked for UTF-8, as the SDK's JSON decoder does
 // not either.
 func (r *cborReader) str(want byte) (s []byte, chunked bool, err error) {
+	start := r.i
 	major, n, indef, err := r.head()
 	if err != nil {
 		return nil, false, err
 	}
 	if major != want {
-		r.i--
+		r.i = start
 		return nil, false, r.fail(fmt.Sprintf("major type %d where %d was expected", major, want))
 	}
 	if !indef {
@@ -184,12 +185,13 @@ func (r *cborReader) text() ([]byte, error) {
 // container reads the head of an array or map: its length, or -1 for an
 // indefinite length (then the caller reads up to the break code).
 func (r *cborReader) container(want byte) (int, error) {
+	start := r.i
 	major, n, indef, err := r.head()
 	if err != nil {
 		return 0, err
 	}
 	if major != want {
-		r.i--
+		r.i = start
 		return 0, r.fail(fmt.Sprintf("major type %d where %d was expected", major, want))
 	}
 	if indef {

@@ -58,7 +58,7 @@ const (
 )
 
 // DefaultKinesisProtocol is the wire format a worker uses unless told.
-const DefaultKinesisProtocol = ProtocolJSON
+const DefaultKinesisProtocol = ProtocolCBOR
 
 // Validate says what to fix.
 func (p KinesisProtocol) Validate() error {
