@@ -14,6 +14,12 @@ package source
 // body) goes to the SDK's decoder unchanged, so the output is always the
 // SDK's or the same values; errors and every other operation are the SDK's.
 //
+// With the CBOR wire format (-kinesis-protocol cbor, getrecords_cbor.go)
+// GetRecords requests are sent as CBOR and their responses decoded by
+// decodeGetRecordsCBOR (there is no SDK decoder to fall back to: anything
+// malformed is an error); CBOR error bodies are transcoded to JSON for the
+// SDK's error decoder, so errors get exactly the JSON path's types.
+//
 // It also escapes KPL aggregates for the KCL (deagg.go), in place: the
 // fast path decodes each record's data one byte after a free byte, so a
 // record that starts with escapeByte gets its escape without a copy.
@@ -23,8 +29,11 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
+	"mime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,17 +45,48 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
-// escapeAggregates is a Kinesis client option: GetRecords responses are
-// decoded by recordsProtocol, and every record is escaped before the
-// caller (the KCL) sees it.
-func escapeAggregates(o *kinesis.Options) {
-	o.Protocol = &recordsProtocol{ClientProtocol: o.Protocol}
+// KinesisProtocol is the wire format of the KCL's GetRecords calls.
+type KinesisProtocol string
+
+// Wire formats of GetRecords.
+const (
+	// ProtocolJSON: application/x-amz-json-1.1, record data in base64.
+	ProtocolJSON KinesisProtocol = "json"
+	// ProtocolCBOR: application/x-amz-cbor-1.1, record data as raw bytes
+	// (on Kinesis; kinesalite still sends base64 text).
+	ProtocolCBOR KinesisProtocol = "cbor"
+)
+
+// DefaultKinesisProtocol is the wire format a worker uses unless told.
+const DefaultKinesisProtocol = ProtocolCBOR
+
+// Validate says what to fix.
+func (p KinesisProtocol) Validate() error {
+	switch p {
+	case ProtocolJSON, ProtocolCBOR:
+		return nil
+	}
+	return fmt.Errorf("kinesis protocol %q: use cbor or json", string(p))
 }
 
+// readPath returns the Kinesis client option of the KCL's client:
+// GetRecords responses are decoded by recordsProtocol (over the given
+// wire format), and every record is escaped before the caller (the KCL)
+// sees it.
+func readPath(p KinesisProtocol) func(*kinesis.Options) {
+	return func(o *kinesis.Options) {
+		o.Protocol = &recordsProtocol{ClientProtocol: o.Protocol, cbor: p == ProtocolCBOR}
+	}
+}
+
+// escapeAggregates is readPath over JSON.
+func escapeAggregates(o *kinesis.Options) { readPath(ProtocolJSON)(o) }
+
 // recordsProtocol is the client's protocol with its own decoder of
-// successful GetRecords responses.
+// successful GetRecords responses, and GetRecords over CBOR if cbor.
 type recordsProtocol struct {
 	smithyhttp.ClientProtocol
+	cbor bool
 }
 
 // slowResponses counts successful GetRecords responses the fast path left
@@ -56,16 +96,65 @@ var slowResponses atomic.Int64
 // bodies holds the buffers responses are read into.
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// SerializeRequest implements smithyhttp.ClientProtocol: over CBOR, the
+// SDK's GetRecords request body is transcoded to CBOR.
+func (p *recordsProtocol) SerializeRequest(ctx context.Context, schema *smithy.OperationSchema, in smithy.Serializable, req *smithyhttp.Request) error {
+	if err := p.ClientProtocol.SerializeRequest(ctx, schema, in, req); err != nil {
+		return err
+	}
+	if _, ok := in.(*kinesis.GetRecordsInput); !ok || !p.cbor {
+		return nil
+	}
+	var js []byte
+	if s := req.GetStream(); s != nil {
+		var err error
+		if js, err = io.ReadAll(s); err != nil {
+			return fmt.Errorf("getrecords: cbor request: %w", err)
+		}
+	}
+	body, err := jsonToCBOR(js)
+	if err != nil {
+		return fmt.Errorf("getrecords: cbor request: %w", err)
+	}
+	req.Header.Set("Content-Type", cborContentType)
+	sreq, err := req.SetStream(bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("getrecords: cbor request: %w", err)
+	}
+	*req = *sreq
+	return nil
+}
+
+// isCBOR says whether a response body is CBOR: by its Content-Type, else
+// by its first byte (a JSON body starts with '{' or white space).
+func isCBOR(resp *smithyhttp.Response, body []byte) bool {
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err == nil {
+			if strings.HasPrefix(mt, "application/x-amz-cbor-") || mt == "application/cbor" {
+				return true
+			}
+			if strings.Contains(mt, "json") {
+				return false
+			}
+		}
+	}
+	return len(body) > 0 && body[0]>>5 == cborMap
+}
+
 // DeserializeResponse implements smithyhttp.ClientProtocol.
 func (p *recordsProtocol) DeserializeResponse(ctx context.Context, schema *smithy.OperationSchema, reg *smithy.TypeRegistry, resp *smithyhttp.Response, out smithy.Deserializable) error {
 	res, ok := out.(*kinesis.GetRecordsOutput)
-	if !ok || resp.StatusCode < 200 || resp.StatusCode >= 300 {
+	if !ok {
+		return p.ClientProtocol.DeserializeResponse(ctx, schema, reg, resp, out)
+	}
+	if !p.cbor && (resp.StatusCode < 200 || resp.StatusCode >= 300) {
 		return p.ClientProtocol.DeserializeResponse(ctx, schema, reg, resp, out)
 	}
 	buf := bodies.Get().(*bytes.Buffer)
 	buf.Reset()
+	keep := false // records alias buf's bytes: not pooled again
 	defer func() {
-		if buf.Cap() <= 64<<20 {
+		if !keep && buf.Cap() <= 64<<20 {
 			bodies.Put(buf)
 		}
 	}()
@@ -75,16 +164,31 @@ func (p *recordsProtocol) DeserializeResponse(ctx context.Context, schema *smith
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return &smithy.DeserializationError{Err: err}
 	}
-	if err := decodeGetRecords(buf.Bytes(), res); err != nil {
+	body := buf.Bytes()
+	if p.cbor && isCBOR(resp, body) {
+		if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+			// The SDK's error decoder, on the same members as JSON.
+			if js, err := cborToJSON(body); err == nil {
+				body = js
+			}
+			return p.sdkDecode(ctx, schema, reg, resp, body, out)
+		}
+		var err error
+		if keep, err = decodeGetRecordsCBOR(body, res); err != nil {
+			*res = kinesis.GetRecordsOutput{}
+			return &smithy.DeserializationError{Err: err, Snapshot: snapshot(body)}
+		}
+		return nil
+	}
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return p.sdkDecode(ctx, schema, reg, resp, body, out)
+	}
+	if err := decodeGetRecords(body, res); err != nil {
 		// Not the shape the fast path knows: the SDK decodes it, from the
 		// same bytes.
 		slowResponses.Add(1)
 		*res = kinesis.GetRecordsOutput{}
-		resp.Body = struct {
-			io.Reader
-			io.Closer // the caller closes the connection's body
-		}{bytes.NewReader(buf.Bytes()), resp.Body}
-		if err := p.ClientProtocol.DeserializeResponse(ctx, schema, reg, resp, out); err != nil {
+		if err := p.sdkDecode(ctx, schema, reg, resp, body, out); err != nil {
 			return err
 		}
 		for i := range res.Records {
@@ -92,6 +196,22 @@ func (p *recordsProtocol) DeserializeResponse(ctx context.Context, schema *smith
 		}
 	}
 	return nil
+}
+
+// sdkDecode runs the SDK's decoder on body in place of the response's.
+func (p *recordsProtocol) sdkDecode(ctx context.Context, schema *smithy.OperationSchema, reg *smithy.TypeRegistry, resp *smithyhttp.Response, body []byte, out smithy.Deserializable) error {
+	orig := resp.Body
+	resp.Body = struct {
+		io.Reader
+		io.Closer // the caller closes the connection's body
+	}{bytes.NewReader(body), orig}
+	defer func() { resp.Body = orig }()
+	return p.ClientProtocol.DeserializeResponse(ctx, schema, reg, resp, out)
+}
+
+// snapshot is the start of a body, for a DeserializationError.
+func snapshot(body []byte) []byte {
+	return bytes.Clone(body[:min(len(body), 1024)])
 }
 
 // errFallback: the body is not what decodeGetRecords handles.

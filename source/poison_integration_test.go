@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,6 +118,15 @@ func TestPoisonAggregates(t *testing.T) {
 	w, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", Sink: "gremlin:" + gremlin})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The wire format the run chose (LINEAGEFLOW_KINESIS_PROTOCOL, forwarded
+	// by the harness) is the one the worker reads with.
+	if p := os.Getenv("LINEAGEFLOW_KINESIS_PROTOCOL"); p != "" {
+		if err := h.WaitFor(ctx, 30*time.Second, "the worker's GetRecords wire format in its log", func() (bool, error) {
+			return strings.Contains(w.Log(), "kinesis_protocol="+p), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// Every good edge in the graph, nothing else of the namespace.

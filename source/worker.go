@@ -46,6 +46,9 @@ type Config struct {
 	IdleBetweenReads time.Duration
 	// MaxRecords per GetRecords call (default 10000).
 	MaxRecords int
+	// KinesisProtocol is the wire format of the KCL's GetRecords calls
+	// (default DefaultKinesisProtocol; getrecords.go).
+	KinesisProtocol KinesisProtocol
 	// MaxLeases caps the shards this worker holds (default: no cap).
 	MaxLeases int
 	// ShutdownGrace bounds the drain of a graceful shutdown (default 20 s).
@@ -86,6 +89,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxRecords == 0 {
 		c.MaxRecords = 10000
 	}
+	if c.KinesisProtocol == "" {
+		c.KinesisProtocol = DefaultKinesisProtocol
+	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = 20 * time.Second
 	}
@@ -118,6 +124,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxRecords < 1 || c.MaxRecords > 10000 {
 		errs = append(errs, fmt.Errorf("%w: MaxRecords %d must be in 1..10000 (the Kinesis limit)", processor.ErrConfig, c.MaxRecords))
+	}
+	if err := c.KinesisProtocol.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", processor.ErrConfig, err))
 	}
 	if err := c.AWS.Validate(); err != nil {
 		errs = append(errs, err)
@@ -241,10 +250,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	// The KCL's own Kinesis client, built here so that the KCL never
 	// de-aggregates (deagg.go): same region, endpoint and credentials as
 	// the one the KCL would build.
-	kclKinesis, err := w.cfg.AWS.Kinesis(ctx, escapeAggregates)
+	kclKinesis, err := w.cfg.AWS.Kinesis(ctx, readPath(w.cfg.KinesisProtocol))
 	if err != nil {
 		return err
 	}
+	w.log.Info("GetRecords wire format", "kinesis_protocol", string(w.cfg.KinesisProtocol))
 	var kw *kworker.Worker
 	for attempt := 0; ; attempt++ {
 		kw = kworker.NewWorker(&factory{w: w}, kc).WithKinesis(kclKinesis)

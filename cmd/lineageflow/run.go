@@ -69,6 +69,7 @@ func runWorker(ctx context.Context, args []string) error {
 		maxLeases   = fs.Int("max-leases", 0, "most shards this worker holds (0: no cap)")
 		idleReads   = fs.Duration("idle-between-reads", 200*time.Millisecond, "pause after an empty GetRecords")
 		maxRecords  = fs.Int("max-records", 10000, "records per GetRecords call (1..10000); against kinesalite, which does not cap a response at 10 MB as Kinesis does, use about 2500 (the KCL sleeps 1 s per 2 MB read)")
+		kinProto    = fs.String("kinesis-protocol", string(source.DefaultKinesisProtocol), "wire format of GetRecords: cbor (application/x-amz-cbor-1.1: record data as raw bytes, no base64; kinesalite still sends base64 text) or json (application/x-amz-json-1.1)")
 		grace       = fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM: how long shards may take to seal, drain and checkpoint")
 		fromLatest  = fs.Bool("from-latest", false, "start shards without a checkpoint at LATEST (default TRIM_HORIZON)")
 		logFormat   = fs.String("log-format", "text", "log format: json or text")
@@ -136,7 +137,7 @@ func runWorker(ctx context.Context, args []string) error {
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,
 		MaxLeases: *maxLeases, IdleBetweenReads: *idleReads, MaxRecords: *maxRecords, ShutdownGrace: *grace,
-		RunStoreTable: storeTable, Logger: logger,
+		KinesisProtocol: source.KinesisProtocol(*kinProto), RunStoreTable: storeTable, Logger: logger,
 	}
 	if shared != nil {
 		cfg.Pipeline.SharedDedup = shared

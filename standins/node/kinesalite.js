@@ -21,6 +21,17 @@ const opts = parseArgs({
   deleteStreamMs: 50,
   updateStreamMs: 50
 })
+// kinesalite answers application/x-amz-cbor-1.1 requests with
+// cbor.Encoder.encodeOne, which (cbor 5.2.0 on Node >= 14) returns only what
+// its internal stream buffered below the 16 KiB highWaterMark: any CBOR
+// response larger than that (a GetRecords of more than a few records) is
+// cut short, with a Content-Length that matches the cut body. Kinesis sends
+// whole bodies; give the encoder a high-water mark no response reaches.
+const cbor = require('cbor')
+const encodeOne = cbor.Encoder.encodeOne
+cbor.Encoder.encodeOne = (obj, options) =>
+  encodeOne.call(cbor.Encoder, obj, Object.assign({ highWaterMark: 256 << 20 }, options))
+
 const server = require('kinesalite')({
   path: opts.path || undefined,
   shardLimit: Number(opts.shardLimit),

@@ -194,8 +194,14 @@ func (h *Harness) StartWorker(ctx context.Context, spec WorkerSpec) (*Proc, erro
 	// A clean environment: only what the process needs, no AWS_* from the
 	// caller that could redirect it.
 	// The secret through the environment, never the command line.
-	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
-		"LINEAGEFLOW_SECRET_ACCESS_KEY=" + h.Env.SecretAccessKey}, spec.Env...)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
+		"LINEAGEFLOW_SECRET_ACCESS_KEY=" + h.Env.SecretAccessKey}
+	// The GetRecords wire format of the test run, if it chose one (run the
+	// same tests over cbor and json); spec.Env still overrides it.
+	if v, ok := os.LookupEnv("LINEAGEFLOW_KINESIS_PROTOCOL"); ok {
+		env = append(env, "LINEAGEFLOW_KINESIS_PROTOCOL="+v)
+	}
+	p.cmd.Env = append(env, spec.Env...)
 	if err := p.cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("harness: start worker %s: %w", spec.ID, err)

@@ -32,7 +32,7 @@ var tier1 = []component{
 	{"decode", regexp.MustCompile(`/lineage/(decode|decode_scan|event|facets|errors)\.go`)},
 	{"processor (other)", regexp.MustCompile(`lineageflow/lineageflow/processor\.`)},
 	{"de-aggregation", regexp.MustCompile(`lineageflow/internal/kpl\.|/source/deagg[a-z_]*\.go|kinesis-aggregation`)},
-	{"GetRecords decoding (ours, source/getrecords.go)", regexp.MustCompile(`/source/getrecords\.go`)},
+	{"GetRecords decoding (ours, source/getrecords*.go, cbor.go)", regexp.MustCompile(`/source/(getrecords[a-z_]*|cbor)\.go`)},
 	{"source (KCL adapter, leases)", regexp.MustCompile(`lineageflow/lineageflow/source\.`)},
 	{"SDK (Kinesis, DynamoDB)", regexp.MustCompile(`aws-sdk-go-v2|smithy-go`)},
 	{"KCL", regexp.MustCompile(`vmware-go-kcl`)},

@@ -34,7 +34,7 @@ Type: cpu
 		t.Fatal(err)
 	}
 	want := map[string]time.Duration{
-		"GetRecords decoding (ours, source/getrecords.go)": 1200 * time.Millisecond,
+		"GetRecords decoding (ours, source/getrecords*.go, cbor.go)": 1200 * time.Millisecond,
 		"decode":              30 * time.Millisecond,
 		"GC":                  20 * time.Millisecond,
 		"Pebble (background)": 10 * time.Millisecond,
@@ -47,7 +47,23 @@ Type: cpu
 			t.Errorf("%s: %v, want %v", s.name, s.d, want[s.name])
 		}
 	}
-	if got[0].name != "GetRecords decoding (ours, source/getrecords.go)" || got[0].frac < 0.95 {
+	if got[0].name != "GetRecords decoding (ours, source/getrecords*.go, cbor.go)" || got[0].frac < 0.95 {
 		t.Errorf("largest first: got %+v", got[0])
+	}
+}
+
+// TestClassifyCBOR: the CBOR read path (source/cbor.go,
+// source/getrecords_cbor.go) is GetRecords decoding, not the KCL adapter.
+func TestClassifyCBOR(t *testing.T) {
+	for _, f := range []string{
+		"github.com/lineageflow/lineageflow/source.(*cborReader).str /w/source/cbor.go:150",
+		"github.com/lineageflow/lineageflow/source.buildRecords /w/source/getrecords_cbor.go:360",
+	} {
+		if got := classifyStack([]string{"runtime.memmove /usr/local/go/src/runtime/memmove_amd64.s:1", f}); got != "GetRecords decoding (ours, source/getrecords*.go, cbor.go)" {
+			t.Errorf("%s: %s", f, got)
+		}
+	}
+	if got := classifyStack([]string{"github.com/lineageflow/lineageflow/source.(*recordProcessor).ProcessRecords /w/source/records.go:80"}); got != "source (KCL adapter, leases)" {
+		t.Errorf("records.go: %s", got)
 	}
 }
