@@ -275,10 +275,22 @@ func decodeGetRecords(body []byte, out *kinesis.GetRecordsOutput) error {
 	}
 }
 
-// rawRecord is one record's fields as slices of the body.
-type rawRecord struct {
+// Data encodings of a wireRecord.
+const (
+	dataNone   uint8 = iota // absent or null
+	dataBody                // a definite byte string: a slice of the body, head in front
+	dataBase64              // base64 text: JSON, and kinesalite's CBOR
+	dataOwned               // a chunked byte string, already joined
+)
+
+// wireRecord is one record's fields as slices of the body, as either
+// wire format's reader found them; buildRecords turns them into records.
+type wireRecord struct {
 	data, seq, key, enc []byte
 	arrival             time.Time
+	dataOff             int // dataBody: offset of data in the body
+	dataKind            uint8
+	hasSeq, hasKey      bool
 	hasArrival          bool
 }
 
@@ -288,16 +300,13 @@ func (d *jsonScanner) records(out *kinesis.GetRecordsOutput) error {
 	if !d.consume('[') { // null included: the SDK decides
 		return errFallback
 	}
-	var raws []rawRecord
-	dataLen, strLen := 0, 0
+	var raws []wireRecord
 	if !d.consume(']') {
 		for {
 			r, err := d.record()
 			if err != nil {
 				return err
 			}
-			dataLen += base64.StdEncoding.DecodedLen(len(r.data)) + 1
-			strLen += len(r.seq) + len(r.key)
 			raws = append(raws, r)
 			if d.consume(',') {
 				continue
@@ -308,24 +317,68 @@ func (d *jsonScanner) records(out *kinesis.GetRecordsOutput) error {
 			return errFallback
 		}
 	}
+	if _, err := buildRecords(nil, raws, out); err != nil {
+		return errFallback // data that is not base64: the SDK decides
+	}
+	return nil
+}
+
+// buildRecords turns the records read into out.Records: one string for
+// all sequence numbers and partition keys, one buffer for the data that
+// is not a slice of body.
+func buildRecords(body []byte, raws []wireRecord, out *kinesis.GetRecordsOutput) (aliases bool, err error) {
+	dataLen, strLen := 0, 0
+	for i := range raws {
+		r := &raws[i]
+		switch r.dataKind {
+		case dataBase64:
+			dataLen += base64.StdEncoding.DecodedLen(len(r.data)) + 1
+		case dataOwned:
+			dataLen += len(r.data) + 1
+		}
+		strLen += len(r.seq) + len(r.key)
+	}
 	recs := make([]types.Record, len(raws))
-	data := make([]byte, dataLen)
+	var data []byte
+	if dataLen > 0 {
+		data = make([]byte, dataLen)
+	}
 	strs := make([]byte, 0, strLen)
-	for _, r := range raws {
-		strs = append(strs, r.seq...)
-		strs = append(strs, r.key...)
+	for i := range raws {
+		strs = append(strs, raws[i].seq...)
+		strs = append(strs, raws[i].key...)
 	}
 	all := string(strs)
 	ptrs := make([]string, 2*len(raws))
 	times := make([]time.Time, len(raws))
 	off, soff := 0, 0
-	for i, r := range raws {
-		rec := &recs[i]
-		if r.data != nil {
+	for i := range raws {
+		r, rec := &raws[i], &recs[i]
+		switch r.dataKind {
+		case dataBody:
+			if len(r.data) == 0 {
+				rec.Data = []byte{}
+				break
+			}
+			// The string's head is in front of its bytes: its last byte
+			// becomes the escape if the data needs one.
+			start := r.dataOff
+			if r.data[0] == escapeByte {
+				body[start-1] = escapeByte
+				rec.Data = body[start-1 : start+len(r.data) : start+len(r.data)]
+			} else {
+				rec.Data = r.data[:len(r.data):len(r.data)]
+			}
+			aliases = true
+		case dataBase64, dataOwned:
 			// One free byte in front: the escape, if the data needs it.
-			n, err := base64.StdEncoding.Decode(data[off+1:], r.data)
-			if err != nil {
-				return errFallback
+			n := len(r.data)
+			if r.dataKind == dataBase64 {
+				if n, err = base64.StdEncoding.Decode(data[off+1:], r.data); err != nil {
+					return false, fmt.Errorf("getrecords: record %d: Data is not base64: %w", i, err)
+				}
+			} else {
+				copy(data[off+1:], r.data)
 			}
 			if n > 0 && data[off+1] == escapeByte {
 				data[off] = escapeByte
@@ -335,12 +388,12 @@ func (d *jsonScanner) records(out *kinesis.GetRecordsOutput) error {
 			}
 			off += 1 + n
 		}
-		if r.seq != nil {
+		if r.hasSeq {
 			ptrs[2*i] = all[soff : soff+len(r.seq)]
 			rec.SequenceNumber = &ptrs[2*i]
 		}
 		soff += len(r.seq)
-		if r.key != nil {
+		if r.hasKey {
 			ptrs[2*i+1] = all[soff : soff+len(r.key)]
 			rec.PartitionKey = &ptrs[2*i+1]
 		}
@@ -350,15 +403,22 @@ func (d *jsonScanner) records(out *kinesis.GetRecordsOutput) error {
 			rec.ApproximateArrivalTimestamp = &times[i]
 		}
 		if r.enc != nil {
-			rec.EncryptionType = types.EncryptionType(r.enc)
+			switch string(r.enc) {
+			case string(types.EncryptionTypeKms):
+				rec.EncryptionType = types.EncryptionTypeKms
+			case string(types.EncryptionTypeNone):
+				rec.EncryptionType = types.EncryptionTypeNone
+			default:
+				rec.EncryptionType = types.EncryptionType(r.enc)
+			}
 		}
 	}
 	out.Records = recs
-	return nil
+	return aliases, nil
 }
 
-func (d *jsonScanner) record() (rawRecord, error) {
-	var r rawRecord
+func (d *jsonScanner) record() (wireRecord, error) {
+	var r wireRecord
 	if !d.consume('{') {
 		return r, errFallback
 	}
@@ -375,14 +435,17 @@ func (d *jsonScanner) record() (rawRecord, error) {
 			if r.data, ok = d.blob(); !ok {
 				return r, errFallback
 			}
+			r.dataKind = dataBase64
 		case "SequenceNumber":
 			if r.seq, ok = d.str(); !ok {
 				return r, errFallback
 			}
+			r.hasSeq = true
 		case "PartitionKey":
 			if r.key, ok = d.str(); !ok {
 				return r, errFallback
 			}
+			r.hasKey = true
 		case "EncryptionType":
 			if r.enc, ok = d.str(); !ok {
 				return r, errFallback

@@ -30,7 +30,6 @@ package source
 // decoded into one shared buffer, as on the JSON path.
 
 import (
-	"encoding/base64"
 	"fmt"
 	"math"
 	"time"
@@ -41,27 +40,6 @@ import (
 
 // cborContentType is the content type of AWS's CBOR wire format.
 const cborContentType = "application/x-amz-cbor-1.1"
-
-// Data encodings of a cborRecord.
-const (
-	dataNone   = iota // absent or null
-	dataBody          // a definite byte string: a slice of the body, head in front
-	dataBase64        // a text string of base64 (kinesalite)
-	dataOwned         // a chunked byte string, already joined
-)
-
-// cborRecord is one record's fields as slices of the body.
-type cborRecord struct {
-	data       []byte
-	dataKind   int
-	dataOff    int // dataBody: offset of data in the body
-	seq, key   []byte
-	hasSeq     bool
-	hasKey     bool
-	enc        []byte
-	arrival    time.Time
-	hasArrival bool
-}
 
 // decodeGetRecordsCBOR decodes a CBOR GetRecords response body into out,
 // records escaped (escape). It reports whether a record's Data is a slice
@@ -74,7 +52,7 @@ func decodeGetRecordsCBOR(body []byte, out *kinesis.GetRecordsOutput) (aliases b
 	if err != nil {
 		return false, fmt.Errorf("getrecords: response: %w", err)
 	}
-	var raws []cborRecord
+	var raws []wireRecord
 	sawRecords := false
 	for k := 0; r.next(k, n); k++ {
 		key, err := r.text()
@@ -134,12 +112,12 @@ func decodeGetRecordsCBOR(body []byte, out *kinesis.GetRecordsOutput) (aliases b
 }
 
 // cborRecords reads the Records array.
-func (r *cborReader) cborRecords() ([]cborRecord, error) {
+func (r *cborReader) cborRecords() ([]wireRecord, error) {
 	n, err := r.container(cborArray)
 	if err != nil {
 		return nil, fmt.Errorf("getrecords: Records: %w", err)
 	}
-	raws := make([]cborRecord, 0, max(n, 0))
+	raws := make([]wireRecord, 0, max(n, 0))
 	for k := 0; r.next(k, n); k++ {
 		rec, err := r.cborRecord()
 		if err != nil {
@@ -150,8 +128,8 @@ func (r *cborReader) cborRecords() ([]cborRecord, error) {
 	return raws, nil
 }
 
-func (r *cborReader) cborRecord() (cborRecord, error) {
-	var rec cborRecord
+func (r *cborReader) cborRecord() (wireRecord, error) {
+	var rec wireRecord
 	n, err := r.container(cborMap)
 	if err != nil {
 		return rec, err
@@ -315,98 +293,4 @@ func (r *cborReader) textPtr() (*string, error) {
 	}
 	v := string(s)
 	return &v, nil
-}
-
-// buildRecords turns the records read into out.Records: one string for
-// all sequence numbers and partition keys, one buffer for the data that
-// is not a slice of body.
-func buildRecords(body []byte, raws []cborRecord, out *kinesis.GetRecordsOutput) (aliases bool, err error) {
-	dataLen, strLen := 0, 0
-	for i := range raws {
-		r := &raws[i]
-		switch r.dataKind {
-		case dataBase64:
-			dataLen += base64.StdEncoding.DecodedLen(len(r.data)) + 1
-		case dataOwned:
-			dataLen += len(r.data) + 1
-		}
-		strLen += len(r.seq) + len(r.key)
-	}
-	recs := make([]types.Record, len(raws))
-	var data []byte
-	if dataLen > 0 {
-		data = make([]byte, dataLen)
-	}
-	strs := make([]byte, 0, strLen)
-	for i := range raws {
-		strs = append(strs, raws[i].seq...)
-		strs = append(strs, raws[i].key...)
-	}
-	all := string(strs)
-	ptrs := make([]string, 2*len(raws))
-	times := make([]time.Time, len(raws))
-	off, soff := 0, 0
-	for i := range raws {
-		r, rec := &raws[i], &recs[i]
-		switch r.dataKind {
-		case dataBody:
-			if len(r.data) == 0 {
-				rec.Data = []byte{}
-				break
-			}
-			// The string's head is in front of its bytes: its last byte
-			// becomes the escape if the data needs one.
-			start := r.dataOff
-			if r.data[0] == escapeByte {
-				body[start-1] = escapeByte
-				rec.Data = body[start-1 : start+len(r.data) : start+len(r.data)]
-			} else {
-				rec.Data = r.data[:len(r.data):len(r.data)]
-			}
-			aliases = true
-		case dataBase64, dataOwned:
-			// One free byte in front: the escape, if the data needs it.
-			n := len(r.data)
-			if r.dataKind == dataBase64 {
-				if n, err = base64.StdEncoding.Decode(data[off+1:], r.data); err != nil {
-					return false, fmt.Errorf("getrecords: record %d: Data is not base64: %w", i, err)
-				}
-			} else {
-				copy(data[off+1:], r.data)
-			}
-			if n > 0 && data[off+1] == escapeByte {
-				data[off] = escapeByte
-				rec.Data = data[off : off+1+n : off+1+n]
-			} else {
-				rec.Data = data[off+1 : off+1+n : off+1+n]
-			}
-			off += 1 + n
-		}
-		if r.hasSeq {
-			ptrs[2*i] = all[soff : soff+len(r.seq)]
-			rec.SequenceNumber = &ptrs[2*i]
-		}
-		soff += len(r.seq)
-		if r.hasKey {
-			ptrs[2*i+1] = all[soff : soff+len(r.key)]
-			rec.PartitionKey = &ptrs[2*i+1]
-		}
-		soff += len(r.key)
-		if r.hasArrival {
-			times[i] = r.arrival
-			rec.ApproximateArrivalTimestamp = &times[i]
-		}
-		if r.enc != nil {
-			switch string(r.enc) {
-			case string(types.EncryptionTypeKms):
-				rec.EncryptionType = types.EncryptionTypeKms
-			case string(types.EncryptionTypeNone):
-				rec.EncryptionType = types.EncryptionTypeNone
-			default:
-				rec.EncryptionType = types.EncryptionType(r.enc)
-			}
-		}
-	}
-	out.Records = recs
-	return aliases, nil
 }
