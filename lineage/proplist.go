@@ -142,16 +142,7 @@ func (p *PropList) AppendEncoded(dst []byte) []byte {
 	dst = enc.AppendUvarint(dst, uint64(n))
 	dst = enc.AppendUvarint(dst, uint64(len(p.l)))
 	for i := range p.l {
-		x := &p.l[i]
-		dst = enc.AppendString(dst, x.Key)
-		dst = enc.AppendVarint(dst, x.Stamp)
-		if x.IsNum {
-			dst = append(dst, 1)
-			dst = enc.AppendVarint(dst, x.Num)
-		} else {
-			dst = append(dst, 0)
-			dst = enc.AppendString(dst, x.Str)
-		}
+		dst = appendProp(dst, &p.l[i])
 	}
 	return dst
 }

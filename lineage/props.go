@@ -205,18 +205,21 @@ func encodeProps(l []Prop) Props {
 	}
 	b := make([]byte, 0, size)
 	b = enc.AppendUvarint(b, uint64(len(l)))
-	for _, x := range l {
-		b = enc.AppendString(b, x.Key)
-		b = enc.AppendVarint(b, x.Stamp)
-		if x.IsNum {
-			b = append(b, 1)
-			b = enc.AppendVarint(b, x.Num)
-		} else {
-			b = append(b, 0)
-			b = enc.AppendString(b, x.Str)
-		}
+	for i := range l {
+		b = appendProp(b, &l[i])
 	}
 	return Props(b)
+}
+
+// appendProp appends one property in the Props encoding: key, stamp, a
+// kind byte (1 number, 0 string) and the value.
+func appendProp(dst []byte, x *Prop) []byte {
+	dst = enc.AppendString(dst, x.Key)
+	dst = enc.AppendVarint(dst, x.Stamp)
+	if x.IsNum {
+		return enc.AppendVarint(append(dst, 1), x.Num)
+	}
+	return enc.AppendString(append(dst, 0), x.Str)
 }
 
 func decodeProps(p Props) ([]Prop, error) { return decodePropsCap(p, 0) }
