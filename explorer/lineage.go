@@ -39,7 +39,7 @@ type LineageQuery struct {
 	MaxNodes int // at most this many nodes in the answer
 }
 
-// Lineage is the answer of /api/lf/v1/lineage (see EXPLORER-API.md).
+// Lineage is the answer of /api/lf/v1/lineage (see explorer/openapi.yaml).
 type Lineage struct {
 	Center    string        `json:"center"`
 	Nodes     []LineageNode `json:"nodes"`

@@ -12,7 +12,7 @@ import (
 )
 
 // fakeGraph is an in-memory graph behind a fake of the explorer API's own
-// routes (/api/lf/v1/...), shaped as EXPLORER-API.md says. It lets the UI
+// routes (/api/lf/v1/...), shaped as explorer/openapi.yaml says. It lets the UI
 // tests and the render benchmark control the graph exactly (1,000 nodes, a
 // graph that goes down); the same UI runs against the real server on the
 // Gremlin stand-in in live_test.go.

@@ -1,7 +1,7 @@
 // Package metrics exports the worker's counters to Prometheus (prefix
 // lineage_). Almost everything is read at scrape time from what the
 // processor and the sink already count ([processor.Stats],
-// [processor.Worker.Shards], [sink.Neptune.Stats]): no second set of
+// source.Worker.Shards, [sink.Neptune.Stats]): no second set of
 // counters, no cost on the record path. The only things measured here are
 // per sink batch, by [Exporter.WrapSink]: its latency and the vertices and
 // edges it made true in the graph.
@@ -27,7 +27,7 @@ import (
 )
 
 // Worker is what the exporter reads of a running worker
-// ([*processor.Worker] implements it).
+// (*source.Worker implements it).
 type Worker interface {
 	Stats() *processor.Stats
 	Running() bool

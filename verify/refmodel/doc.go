@@ -3,8 +3,8 @@
 // computed the simplest way, independently of the processor.
 //
 // It shares no code path with the processor or the fast decoder
-// (internal/lineage decode*.go): records are parsed with encoding/json into
-// generic values and validated here. From internal/lineage it uses only the
+// (lineage/decode*.go): records are parsed with encoding/json into
+// generic values and validated here. From package lineage it uses only the
 // id functions (DatasetID, JobID, EdgeID, NewEdge), Edge.Merge and the
 // Vertex/Edge types, which are tested on their own.
 //

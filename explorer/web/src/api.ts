@@ -1,5 +1,5 @@
-// The explorer API as the UI uses it (see explorer/openapi.yaml and
-// EXPLORER-API.md): our own routes under /api/lf/v1/.
+// The explorer API as the UI uses it (explorer/openapi.yaml documents it):
+// our own routes under /api/lf/v1/.
 
 export type NodeType = 'DATASET' | 'JOB';
 export type EdgeType = 'INPUT_TO' | 'OUTPUTS' | 'DERIVES';
