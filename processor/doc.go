@@ -19,5 +19,5 @@
 // position the KCL checkpoint may advance to ([Shard.Checkpoint]; source/
 // writes it). It never writes to the graph except through [Writer], never reads the environment, and in the shard pipeline
 // never reads the wall clock except through [PipelineConfig.Clock]. See
-// DESIGN.md, "Processor".
+// DESIGN.md, "Shard lifecycle".
 package processor

@@ -8,8 +8,9 @@
 //     in `processor/barrier.go` or `explorer/web/src/`), is a file or a
 //     folder of `git ls-files` (a code span with * is a pattern that must
 //     match one);
-//   - every link to a heading of the same document (#anchor) names a
-//     heading;
+//   - every link to a heading of the same document (#anchor), and every
+//     DESIGN.md section cited by its quoted name in a document or a Go
+//     comment (DESIGN.md, "Shared run store"), names a heading;
 //   - every Go identifier written pkg.Name or pkg.Name.Member (a code span
 //     of the documents, a doc link [pkg.Name] in any Go file) names an
 //     exported declaration of that package of the module (parsed with

@@ -282,6 +282,10 @@ var (
 	ident    = regexp.MustCompile(`(?:^|[^\w.])\*?([a-z][a-z0-9]*)\.([A-Z]\w*)(?:\.([A-Za-z_]\w*))?`)
 	docLink  = regexp.MustCompile(`\[\*?([a-z][a-z0-9]*)\.([A-Z]\w*)(?:\.([A-Za-z_]\w*))?\]`)
 	heading  = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
+	// A citation of a DESIGN.md section: the quoted names after
+	// "DESIGN.md" up to the end of the parenthesis or sentence.
+	citation = regexp.MustCompile(`DESIGN\.md[,:]?\s*([^).;]*)`)
+	quoted   = regexp.MustCompile(`"([^"]+)"`)
 	pathLike = regexp.MustCompile(`^[a-z][a-z0-9_-]+(/[A-Za-z0-9_.*-]+)*/?$`)
 	pathExt  = regexp.MustCompile(`\.(go|md|ts|mjs|css|html|yaml|yml|json|sh|java|xml|groovy|properties)$`)
 )
@@ -334,8 +338,23 @@ func scanMarkdown(r *repo, doc string, text []byte) (fs []finding, anchors map[s
 		for _, m := range codeSpan.FindAllStringSubmatch(line, -1) {
 			fs = append(fs, spanFindings(r, where, m[1])...)
 		}
+		fs = append(fs, citations(where, line)...)
 	}
 	return fs, anchors
+}
+
+// citations returns the DESIGN.md sections a line cites by quoted name
+// (DESIGN.md, "Shared run store"; DESIGN.md "Sink > Traversal shape").
+func citations(where, line string) []finding {
+	var fs []finding
+	for _, m := range citation.FindAllStringSubmatch(line, -1) {
+		for _, q := range quoted.FindAllStringSubmatch(m[1], -1) {
+			for _, part := range strings.Split(q[1], " > ") {
+				fs = append(fs, finding{where: where, what: part, kind: "section"})
+			}
+		}
+	}
+	return fs
 }
 
 // spanFindings returns the repository path or Go identifiers a code span
@@ -402,6 +421,7 @@ func scanGo(r *repo, file string, src []byte) []finding {
 				for _, m := range docLink.FindAllStringSubmatch(line, -1) {
 					fs = append(fs, identFinding(where, m[1], m[2], m[3]))
 				}
+				fs = append(fs, citations(where, line)...)
 				if isDoc {
 					for _, m := range codeSpan.FindAllStringSubmatch(line, -1) {
 						fs = append(fs, spanFindings(r, where, m[1])...)
@@ -457,6 +477,16 @@ func TestDocumentsNameWhatExists(t *testing.T) {
 	}
 	var errs, waiting []string
 	used := map[string]bool{}
+	design, err := os.ReadFile(filepath.Join(r.root, "DESIGN.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	designHeadings := map[string]bool{}
+	for _, line := range strings.Split(string(design), "\n") {
+		if m := heading.FindStringSubmatch(line); m != nil {
+			designHeadings[strings.ToLower(m[2])] = true
+		}
+	}
 	check := func(f finding, anchors map[string]bool) {
 		switch f.kind {
 		case "parse":
@@ -465,6 +495,11 @@ func TestDocumentsNameWhatExists(t *testing.T) {
 		case "anchor":
 			if !anchors[strings.TrimPrefix(f.what, "#")] {
 				errs = append(errs, fmt.Sprintf("%s: links to %s, which is no heading of the document", f.where, f.what))
+			}
+			return
+		case "section":
+			if !designHeadings[strings.ToLower(f.what)] {
+				errs = append(errs, fmt.Sprintf("%s: cites DESIGN.md section %q, which is no heading of DESIGN.md", f.where, f.what))
 			}
 			return
 		}
@@ -528,10 +563,6 @@ func TestDocumentsNameWhatExists(t *testing.T) {
 	}
 
 	// DESIGN.md's file map.
-	design, err := os.ReadFile(filepath.Join(r.root, "DESIGN.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	paths, found := fileMap(r, design)
 	if !found {
 		errs = append(errs, `DESIGN.md: no "## File map" section`)
@@ -671,6 +702,14 @@ func TestCheckerSeesFalseNames(t *testing.T) {
 		if _, ok := want[name]; !ok {
 			t.Errorf("%s: seen, but it is no name (a fence, a key prefix or another module's package)", name)
 		}
+	}
+	// Citations of DESIGN.md sections.
+	var cited []string
+	for _, f := range citations("x", `(DESIGN.md, Processor, "Shared run store"; DESIGN.md "Sink > Traversal shape")`) {
+		cited = append(cited, f.what)
+	}
+	if fmt.Sprint(cited) != "[Shared run store Sink Traversal shape]" {
+		t.Errorf("citations: got %q", cited)
 	}
 	// A doc link in a Go comment.
 	src := "// Package p cites [processor.Worker] and [sink.Writer].\npackage p\n"
