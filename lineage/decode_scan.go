@@ -37,7 +37,7 @@ type scanner struct {
 	pos  int
 	err  *DecodeError // first syntax error
 	buf  []byte       // unescape scratch
-	stk  []byte       // skip's open containers: '{' or '['
+	stk  []byte       // skip's open containers past the 64th: '{' or '['
 }
 
 func (s *scanner) reset(data []byte) {
@@ -244,15 +244,19 @@ func (s *scanner) null() { s.lit("null") }
 // container there would have (the top-level value has depth 1).
 //
 // It is iterative, with the position in a local and a stack of the open
-// containers (s.stk, one byte per level), and it does not unescape keys:
-// facets are most of a record and all they need is validation. It fails at
-// the same byte as the member-by-member methods (objBegin, key, ...) would.
+// containers (one bit per level in a word for the first 64, s.stk beyond,
+// so that skip does not allocate), and it does not unescape keys: facets
+// are most of a record and all they need is validation. It fails at the
+// same byte as the member-by-member methods (objBegin, key, ...) would.
 func (s *scanner) skip(depth int) {
 	if s.err != nil {
 		return
 	}
 	data := s.data
-	stk := s.stk[:0]
+	var (
+		open int    // open containers
+		objs uint64 // bit k: open container k (< 64) is an object
+	)
 	i := s.pos
 	for {
 		// A value starts at i (after whitespace).
@@ -269,34 +273,30 @@ func (s *scanner) skip(depth int) {
 				goto fail
 			}
 			i = end + 1
-		case '{':
-			if depth+len(stk) > maxDepth {
+		case '{', '[':
+			if depth+open > maxDepth {
 				goto fail
 			}
 			i = skipWS(data, i+1)
-			if i < len(data) && data[i] == '}' {
+			if i < len(data) && data[i] == c+2 { // '}' or ']'
 				i++
 				break
 			}
-			if i >= len(data) || data[i] != '"' {
-				goto fail
+			if c == '{' {
+				if i >= len(data) || data[i] != '"' {
+					goto fail
+				}
+				if i = skipKey(data, i); i < 0 {
+					i = -i - 1
+					goto fail
+				}
 			}
-			stk = append(stk, '{')
-			if i = skipKey(data, i); i < 0 {
-				i = -i - 1
-				goto fail
+			if open < 64 {
+				objs = objs&^(1<<open) | uint64(c>>5&1)<<open // '{' is 0x7b, '[' 0x5b
+			} else {
+				s.stk = append(s.stk[:open-64], c)
 			}
-			closed = false
-		case '[':
-			if depth+len(stk) > maxDepth {
-				goto fail
-			}
-			i = skipWS(data, i+1)
-			if i < len(data) && data[i] == ']' {
-				i++
-				break
-			}
-			stk = append(stk, '[')
+			open++
 			closed = false
 		case 't', 'f', 'n':
 			s.pos = i
@@ -309,7 +309,6 @@ func (s *scanner) skip(depth int) {
 				s.lit("null")
 			}
 			if s.err != nil {
-				s.stk = stk
 				return
 			}
 			i = s.pos
@@ -320,7 +319,6 @@ func (s *scanner) skip(depth int) {
 			s.pos = i
 			s.num()
 			if s.err != nil {
-				s.stk = stk
 				return
 			}
 			i = s.pos
@@ -331,8 +329,8 @@ func (s *scanner) skip(depth int) {
 		// A value ended at i: close containers until one has another
 		// element.
 		for {
-			if len(stk) == 0 {
-				s.pos, s.stk = i, stk
+			if open == 0 {
+				s.pos = i
 				return
 			}
 			i = skipWS(data, i)
@@ -340,10 +338,12 @@ func (s *scanner) skip(depth int) {
 				goto fail
 			}
 			c := data[i]
-			if stk[len(stk)-1] == '{' {
+			top := open - 1
+			obj := top < 64 && objs>>top&1 != 0 || top >= 64 && s.stk[top-64] == '{'
+			if obj {
 				if c == '}' {
 					i++
-					stk = stk[:len(stk)-1]
+					open--
 					continue
 				}
 				if c != ',' {
@@ -361,7 +361,7 @@ func (s *scanner) skip(depth int) {
 			}
 			if c == ']' {
 				i++
-				stk = stk[:len(stk)-1]
+				open--
 				continue
 			}
 			if c != ',' {
@@ -372,7 +372,7 @@ func (s *scanner) skip(depth int) {
 		}
 	}
 fail:
-	s.pos, s.stk = i, stk
+	s.pos = i
 	s.fail()
 }
 
@@ -443,20 +443,64 @@ func (s *scanner) objNext() bool {
 // key scans a member's key and its ':' and returns the key, unescaped.
 // The result is valid until the next call that unescapes.
 func (s *scanner) key() []byte {
-	raw, fl := s.str()
+	return s.unescape(s.keyRaw())
+}
+
+// keyRaw scans a member's key and its ':' and returns the key's raw
+// contents and flags, as str does.
+func (s *scanner) keyRaw() (raw []byte, fl uint8) {
+	raw, fl = s.str()
 	if s.err != nil {
-		return nil
+		return nil, 0
 	}
 	if s.peek() != ':' {
 		s.fail()
-		return nil
+		return nil, 0
 	}
 	s.pos++
-	if fl&flEsc != 0 {
+	return raw, fl
+}
+
+// unescape returns the string whose raw contents and flags str gave,
+// unescaped as encoding/json does: raw itself when it needs nothing, else
+// s.buf, valid until the next call that unescapes.
+func (s *scanner) unescape(raw []byte, fl uint8) []byte {
+	if fl&flEsc != 0 || fl&flHigh != 0 && !utf8.Valid(raw) {
 		s.buf = unquote(s.buf[:0], raw)
 		return s.buf
 	}
 	return raw
+}
+
+// optStr scans a value that may be a string and returns it, unescaped, and
+// true; for any other value (null included) it returns "" and false. depth
+// is the value's, as for skip.
+func (s *scanner) optStr(depth int) (string, bool) {
+	raw, fl, ok := s.optRaw(depth)
+	if !ok {
+		return "", false
+	}
+	return string(s.unescape(raw, fl)), true
+}
+
+// optRaw is optStr without the unescaping: the string's raw contents and
+// flags (see unescape, appendText).
+func (s *scanner) optRaw(depth int) (raw []byte, fl uint8, ok bool) {
+	if s.peek() != '"' {
+		s.skip(depth)
+		return nil, 0, false
+	}
+	raw, fl = s.str()
+	return raw, fl, s.err == nil
+}
+
+// appendText appends to b the string whose raw contents and flags str
+// gave, unescaped.
+func appendText(b, raw []byte, fl uint8) []byte {
+	if fl&flEsc != 0 || fl&flHigh != 0 && !utf8.Valid(raw) {
+		return unquote(b, raw)
+	}
+	return append(b, raw...)
 }
 
 // arrBegin consumes the '[' at s.pos and reports whether an element follows.
