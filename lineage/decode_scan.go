@@ -465,11 +465,17 @@ func (s *scanner) keyRaw() (raw []byte, fl uint8) {
 // unescaped as encoding/json does: raw itself when it needs nothing, else
 // s.buf, valid until the next call that unescapes.
 func (s *scanner) unescape(raw []byte, fl uint8) []byte {
-	if fl&flEsc != 0 || fl&flHigh != 0 && !utf8.Valid(raw) {
-		s.buf = unquote(s.buf[:0], raw)
-		return s.buf
+	if plainText(raw, fl) {
+		return raw
 	}
-	return raw
+	s.buf = unquote(s.buf[:0], raw)
+	return s.buf
+}
+
+// plainText reports whether the string whose raw contents and flags str
+// gave is its own unescaped form: no escape, valid UTF-8.
+func plainText(raw []byte, fl uint8) bool {
+	return fl&flEsc == 0 && (fl&flHigh == 0 || utf8.Valid(raw))
 }
 
 // optStr scans a value that may be a string and returns it, unescaped, and
@@ -497,10 +503,10 @@ func (s *scanner) optRaw(depth int) (raw []byte, fl uint8, ok bool) {
 // appendText appends to b the string whose raw contents and flags str
 // gave, unescaped.
 func appendText(b, raw []byte, fl uint8) []byte {
-	if fl&flEsc != 0 || fl&flHigh != 0 && !utf8.Valid(raw) {
-		return unquote(b, raw)
+	if plainText(raw, fl) {
+		return append(b, raw...)
 	}
-	return append(b, raw...)
+	return unquote(b, raw)
 }
 
 // arrBegin consumes the '[' at s.pos and reports whether an element follows.
