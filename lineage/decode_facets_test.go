@@ -82,6 +82,16 @@ var columnCorpus = []string{
 	`{"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]},"a":{"inputFields":[]}}}`,
 	`{"fields":{"a":{"inputFields":[{"namespace":"n","namespace":"m","name":"x","field":"f","field":null}],"inputFields":[{"namespace":"n","name":"z","field":"q"}]}}}`,
 	`{"fields":{"a\"b":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}}}`, `{"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}}} x`,
+	// "fields" under case folding (U+017F folds to s), merged, emptied by null, failed by another type
+	`{"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}},"FIELDS":{"b":{"inputFields":[{"namespace":"n","name":"y","field":"g"}]}}}`,
+	`{"fieldſ":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}}}`, "{\"field\u017f\":{\"a\":{\"inputFields\":[{\"namespace\":\"n\",\"name\":\"x\",\"field\":\"f\"}]}}}",
+	`{"fields":{"b":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}},"fields":null,"fields":{"a":{"inputFields":[{"namespace":"n","name":"y","field":"g"}]}}}`,
+	`{"fields":7,"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]}}}`,
+	// escaped and invalid UTF-8 names; two spellings of one name (the last wins)
+	`{"fi\u0065lds":{"caf\u00e9":{"inputFields":[{"namespace":"n","name":"x","field":"f\u00e9"}]}}}`,
+	"{\"fields\":{\"a\xff\":{\"inputFields\":[{\"namespace\":\"n\",\"name\":\"x\",\"field\":\"f\"}]},\"a\\ufffd\":{\"inputFields\":[]}}}",
+	`{"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f"}]},"\u0061":{"inputFields":[{"namespace":"n","name":"y","field":"g"}]}}}`,
+	`{"fields":{"a":{"inputFields":[{"namespace":"n","name":"x","field":"f","transformations":[{"type":"DIRECT","subtype":"A<B","description":"x\u2028y"},null]}]}}}`,
 }
 
 // TestColumnEdges: the scanner reads columnLineage facets as

@@ -27,11 +27,25 @@ var strSafe = func() (t [256]bool) {
 	return t
 }()
 
-// scanner is a single-pass JSON scanner over one record. It validates the
-// syntax exactly as encoding/json does (grammar, control characters in
-// strings, escapes, nesting depth, trailing data) and never allocates except
-// for the first syntax error, which is sticky: after it every method is a
-// no-op that reports "nothing here".
+// scanner is the package's one JSON scanner: the decoder reads records
+// with it and the facet readers (facetprops.go, columns.go, symlinks.go,
+// lifecycle.go, facets.go) read facet objects with it. It is a cursor over
+// one value, single pass, and validates the syntax exactly as
+// encoding/json does (grammar, control characters in strings, escapes,
+// nesting depth, trailing data). Its primitives:
+//
+//   - peek: the next byte after whitespace (a value's JSON type);
+//   - objBegin/objNext with key or keyRaw, arrBegin/arrNext: iterate an
+//     object's members or an array's elements;
+//   - str, optStr, optRaw: a string (raw contents and flags, or unescaped
+//     as encoding/json does, with unescape and appendText); num, null;
+//   - skip and span: validate and pass (or return) any value, with
+//     encoding/json's nesting limit; end: nothing but whitespace follows.
+//
+// It allocates only for the first syntax error, the unescape scratch and
+// nesting past 64 levels. The first syntax error is sticky: after it every
+// method is a no-op that reports "nothing here". The zero scanner, after
+// reset, is ready to use.
 type scanner struct {
 	data []byte
 	pos  int
