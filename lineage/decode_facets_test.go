@@ -202,3 +202,38 @@ func TestRunAndLifecycleFacets(t *testing.T) {
 		t.Fatalf("only %d facets gave a value", given)
 	}
 }
+
+// FuzzFacetsAgreeWithEncodingJSON holds every facet reader to its
+// encoding/json reference on the same bytes.
+func FuzzFacetsAgreeWithEncodingJSON(f *testing.F) {
+	for _, corpus := range [][]string{facetCorpus, columnCorpus, aliasCorpus, runFacetCorpus} {
+		for _, c := range corpus {
+			f.Add(0, []byte(c))
+		}
+	}
+	f.Add(0, []byte(`[{"type":"DIRECT","subtype":"IDENTITY","description":"copied"},null,{"type":"x\u00e9"}]`))
+	f.Fuzz(func(t *testing.T, kind int, raw []byte) {
+		kind = ((kind % fKinds) + fKinds) % fKinds
+		if got, want := interpretFacet(kind, raw), refInterpretFacet(kind, raw); got != want {
+			t.Fatalf("kind %d, facet %q: got %+v, want %+v", kind, raw, got, want)
+		}
+		d := Dataset{Namespace: "ns", Name: "ds"}
+		c := ColumnLineage{Output: d, Raw: raw}
+		if got, want := c.Edges(nil), refEdges(c, nil); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("column facet %q:\ngot  %v\nwant %v", raw, got, want)
+		}
+		if got, want := aliasesOf(nil, d, raw), refAliasesOf(nil, d, raw); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("symlinks facet %q:\ngot  %v\nwant %v", raw, got, want)
+		}
+		gt, gd := transformations(raw)
+		if wt, wd := refTransformations(raw); gt != wt || gd != wd {
+			t.Fatalf("transformations %q: got (%q, %q), want (%q, %q)", raw, gt, gd, wt, wd)
+		}
+		if got, want := lifecycleOf(raw), refLifecycleOf(raw); got != want {
+			t.Fatalf("lifecycle facet %q: got %q, want %q", raw, got, want)
+		}
+		if got, want := runFacetsOf(raw, raw), refRunFacetsOf(raw, raw); got != want {
+			t.Fatalf("run facets %q: got %+v, want %+v", raw, got, want)
+		}
+	})
+}
