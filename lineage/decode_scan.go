@@ -479,6 +479,13 @@ func (s *scanner) keyRaw() (raw []byte, fl uint8) {
 // unescaped as encoding/json does: raw itself when it needs nothing, else
 // s.buf, valid until the next call that unescapes.
 func (s *scanner) unescape(raw []byte, fl uint8) []byte {
+	if fl == 0 { // printable ASCII: the common case, inlined
+		return raw
+	}
+	return s.unescapeSlow(raw, fl)
+}
+
+func (s *scanner) unescapeSlow(raw []byte, fl uint8) []byte {
 	if plainText(raw, fl) {
 		return raw
 	}
