@@ -51,7 +51,7 @@ type scanner struct {
 	pos  int
 	err  *DecodeError // first syntax error
 	buf  []byte       // unescape scratch
-	stk  []byte       // skip's open containers past the 64th: '{' or '['
+	stk  []byte       // skip's open containers past 64 levels: 1 object, 0 array
 }
 
 func (s *scanner) reset(data []byte) {
@@ -258,8 +258,8 @@ func (s *scanner) null() { s.lit("null") }
 // container there would have (the top-level value has depth 1).
 //
 // It is iterative, with the position in a local and a stack of the open
-// containers (one bit per level in a word for the first 64, s.stk beyond,
-// so that skip does not allocate), and it does not unescape keys: facets
+// containers (one bit per level in a word, spilling into s.stk past 64
+// levels, so that skip does not allocate), and it does not unescape keys: facets
 // are most of a record and all they need is validation. It fails at the
 // same byte as the member-by-member methods (objBegin, key, ...) would.
 func (s *scanner) skip(depth int) {
@@ -267,9 +267,12 @@ func (s *scanner) skip(depth int) {
 		return
 	}
 	data := s.data
+	// The open containers: how many, and whether each is an object (1)
+	// or an array (0), the innermost in bit 0 of objs; the outermost past
+	// the 64th spill into s.stk.
 	var (
-		open int    // open containers
-		objs uint64 // bit k: open container k (< 64) is an object
+		open int
+		objs uint64
 	)
 	i := s.pos
 	for {
@@ -287,29 +290,41 @@ func (s *scanner) skip(depth int) {
 				goto fail
 			}
 			i = end + 1
-		case '{', '[':
+		case '{':
 			if depth+open > maxDepth {
 				goto fail
 			}
 			i = skipWS(data, i+1)
-			if i < len(data) && data[i] == c+2 { // '}' or ']'
+			if i < len(data) && data[i] == '}' {
 				i++
 				break
 			}
-			if c == '{' {
-				if i >= len(data) || data[i] != '"' {
-					goto fail
-				}
-				if i = skipKey(data, i); i < 0 {
-					i = -i - 1
-					goto fail
-				}
+			if i >= len(data) || data[i] != '"' {
+				goto fail
 			}
-			if open < 64 {
-				objs = objs&^(1<<open) | uint64(c>>5&1)<<open // '{' is 0x7b, '[' 0x5b
-			} else {
-				s.stk = append(s.stk[:open-64], c)
+			if i = skipKey(data, i); i < 0 {
+				i = -i - 1
+				goto fail
 			}
+			if open >= 64 {
+				s.stk = append(s.stk[:open-64], byte(objs>>63))
+			}
+			objs = objs<<1 | 1
+			open++
+			closed = false
+		case '[':
+			if depth+open > maxDepth {
+				goto fail
+			}
+			i = skipWS(data, i+1)
+			if i < len(data) && data[i] == ']' {
+				i++
+				break
+			}
+			if open >= 64 {
+				s.stk = append(s.stk[:open-64], byte(objs>>63))
+			}
+			objs <<= 1
 			open++
 			closed = false
 		case 't', 'f', 'n':
@@ -352,12 +367,14 @@ func (s *scanner) skip(depth int) {
 				goto fail
 			}
 			c := data[i]
-			top := open - 1
-			obj := top < 64 && objs>>top&1 != 0 || top >= 64 && s.stk[top-64] == '{'
-			if obj {
+			if objs&1 != 0 {
 				if c == '}' {
 					i++
-					open--
+					if open--; open >= 64 {
+						objs = objs>>1 | uint64(s.stk[open-64])<<63
+					} else {
+						objs >>= 1
+					}
 					continue
 				}
 				if c != ',' {
@@ -375,7 +392,11 @@ func (s *scanner) skip(depth int) {
 			}
 			if c == ']' {
 				i++
-				open--
+				if open--; open >= 64 {
+					objs = objs>>1 | uint64(s.stk[open-64])<<63
+				} else {
+					objs >>= 1
+				}
 				continue
 			}
 			if c != ',' {

@@ -2,6 +2,8 @@ package lineage
 
 import "testing"
 
+// Benchmarks of the scanner and of the facet readers built on it.
+
 // Facets as producers send them, read without the memo: what a worker
 // pays for a facet it has not seen (the memo's miss), and what column
 // lineage, symlinks and lifecycle cost per event.
@@ -64,5 +66,26 @@ func BenchmarkRunAndLifecycleFacets(b *testing.B) {
 		if f := runFacetsOf(benchErrorFacet, benchNominalFacet); !f.HasError || !f.HasNominalEnd {
 			b.Fatal("no run facets")
 		}
+	}
+}
+
+// BenchmarkScanSkip validates whole records with skip: the scanner's
+// inner loop, which most of a record (its facets) goes through.
+func BenchmarkScanSkip(b *testing.B) {
+	evs := benchEvents(64)
+	size := 0
+	for _, e := range evs {
+		size += len(e)
+	}
+	b.SetBytes(int64(size / len(evs)))
+	var s scanner
+	n := 0
+	for b.Loop() {
+		s.reset(evs[n%len(evs)])
+		s.skip(1)
+		if s.end(); s.err != nil {
+			b.Fatal(s.err)
+		}
+		n++
 	}
 }
