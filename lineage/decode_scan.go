@@ -478,11 +478,20 @@ func (s *scanner) objNext() bool {
 // key scans a member's key and its ':' and returns the key, unescaped.
 // The result is valid until the next call that unescapes.
 func (s *scanner) key() []byte {
-	return s.unescape(s.keyRaw())
+	raw, fl := s.str()
+	if s.err != nil {
+		return nil
+	}
+	if s.peek() != ':' {
+		s.fail()
+		return nil
+	}
+	s.pos++
+	return s.unescape(raw, fl)
 }
 
-// keyRaw scans a member's key and its ':' and returns the key's raw
-// contents and flags, as str does.
+// keyRaw is key without the unescaping: it returns the key's raw contents
+// and flags, as str does. (key does not call it: one call less per key.)
 func (s *scanner) keyRaw() (raw []byte, fl uint8) {
 	raw, fl = s.str()
 	if s.err != nil {
