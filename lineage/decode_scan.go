@@ -18,15 +18,6 @@ const (
 	flHigh             // the raw string holds a byte >= 0x80
 )
 
-// strSafe[c] is true for the bytes that a JSON string holds as they are:
-// printable ASCII other than '"' and '\\'.
-var strSafe = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
 // scanner is the package's one JSON scanner: the decoder reads records
 // with it and the facet readers (facetprops.go, columns.go, symlinks.go,
 // lifecycle.go, facets.go) read facet objects with it. It is a cursor over
@@ -151,7 +142,7 @@ func scanStr(data []byte, i int) (end int, fl uint8, bad int) {
 				i += 8
 				continue
 			}
-			for i < len(data) && strSafe[data[i]] {
+			for i < len(data) && strSafe(data[i]) {
 				i++
 			}
 			if i >= len(data) {
@@ -192,6 +183,12 @@ func scanStr(data []byte, i int) (end int, fl uint8, bad int) {
 			}
 		}
 	}
+}
+
+// strSafe reports whether a JSON string holds c as it is: printable
+// ASCII other than '"' and '\\'.
+func strSafe(c byte) bool {
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
 }
 
 func isHex(c byte) bool {

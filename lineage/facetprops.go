@@ -131,9 +131,9 @@ func interpretFacet(kind int, raw []byte) facetVal {
 	var listKeys []string
 	switch kind {
 	case fSchema:
-		list, listKeys = "fields", schemaKeys[:]
+		list, listKeys = "fields", []string{"name", "type", "description"}
 	case fOwnership:
-		list, listKeys = "owners", ownerKeys[:]
+		list, listKeys = "owners", []string{"name", "type"}
 	case fDataSource:
 		names = [3]string{"uri", "name"}
 	case fDocumentation:
@@ -178,12 +178,6 @@ member:
 	}
 	return f
 }
-
-// The members listProp reads.
-var (
-	schemaKeys = [...]string{"name", "type", "description"}
-	ownerKeys  = [...]string{"name", "type"}
-)
 
 // facetPropsOf appends to dst the properties the facets f of the dataset
 // or job (label, ns, name) give at eventTime t, if any. Facets are read
@@ -251,7 +245,7 @@ func listProp(raw []byte, keys []string) (string, bool) {
 		fl  uint8
 		ok  bool
 	}
-	var vals [len(schemaKeys)]member
+	var vals [3]member // keys has at most 3
 	out := make([]byte, 1, len(raw)+2)
 	out[0] = '['
 	for ok := s.arrBegin(); ok; ok = s.arrNext() {
