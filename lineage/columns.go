@@ -2,10 +2,8 @@ package lineage
 
 import (
 	"bytes"
-	"encoding/json"
-	"sort"
+	"slices"
 	"strconv"
-	"strings"
 )
 
 // Column lineage labels and property keys.
@@ -62,157 +60,65 @@ func (e *FieldEdge) Props(t int64) Props {
 	return MakeProps(ps...)
 }
 
-// transformations reads the 1-2-0 transformations of an input field.
-func transformations(raw json.RawMessage) (typ, desc string) {
-	if typ, desc, ok := transformationsFast(raw); ok {
-		return typ, desc
+// transformations reads the 1-2-0 transformations of an input field, a
+// JSON array of objects and nulls (anything else gives nothing, as it fails
+// encoding/json's Unmarshal): each "type" or "type/subtype" joined by ", ",
+// their descriptions joined by "; "; an element without a non-empty string
+// type is left out.
+func transformations(raw []byte) (typ, desc string) {
+	var s scanner
+	s.reset(raw)
+	if s.peek() != '[' {
+		return "", "" // absent, null or not an array
 	}
-	return transformationsJSON(raw)
-}
-
-// transformationsFast is transformationsJSON for the common shape, without
-// encoding/json: an array of objects whose members are plain strings
-// (printable ASCII, no escape) or true, false, null. ok false: another
-// shape, for transformationsJSON.
-func transformationsFast(raw []byte) (typ, desc string, ok bool) {
-	i := 0
-	ws := func() {
-		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-			i++
+	var tb, db [128]byte
+	types, descs := tb[:0], db[:0]
+	for ok := s.arrBegin(); ok; ok = s.arrNext() {
+		switch s.peek() {
+		case 'n':
+			s.null()
+			continue
+		case '{':
+		default:
+			return "", ""
 		}
-	}
-	// plain reads a string without escapes or non-printable bytes at i.
-	plain := func() (string, bool) {
-		if i >= len(raw) || raw[i] != '"' {
-			return "", false
-		}
-		start := i + 1
-		for j := start; j < len(raw); j++ {
-			switch c := raw[j]; {
-			case c == '"':
-				i = j + 1
-				return string(raw[start:j]), true
-			case c == '\\' || c < 0x20 || c >= 0x7f:
-				return "", false
+		// A repeated key: the last one (a map); not a string: "".
+		var t, st, d []byte
+		var tf, stf, df uint8
+		for ok := s.objBegin(); ok; ok = s.objNext() {
+			switch string(s.key()) {
+			case "type":
+				t, tf, _ = s.optRaw(3)
+			case "subtype":
+				st, stf, _ = s.optRaw(3)
+			case "description":
+				d, df, _ = s.optRaw(3)
+			default:
+				s.skip(3)
 			}
 		}
-		return "", false
-	}
-	var types, descs []string
-	ws()
-	if i >= len(raw) || raw[i] != '[' {
-		return "", "", false
-	}
-	i++
-	ws()
-	if i < len(raw) && raw[i] == ']' {
-		i++
-	} else {
-		for {
-			ws()
-			if i >= len(raw) || raw[i] != '{' {
-				return "", "", false
-			}
-			i++
-			var tt, st, d string
-			ws()
-			if i < len(raw) && raw[i] == '}' {
-				i++
-			} else {
-				for {
-					ws()
-					k, ok := plain()
-					if !ok {
-						return "", "", false
-					}
-					ws()
-					if i >= len(raw) || raw[i] != ':' {
-						return "", "", false
-					}
-					i++
-					ws()
-					var v string // a literal reads as "" (jsonStr)
-					switch {
-					case i < len(raw) && raw[i] == '"':
-						if v, ok = plain(); !ok {
-							return "", "", false
-						}
-					case bytes.HasPrefix(raw[i:], []byte("true")), bytes.HasPrefix(raw[i:], []byte("null")):
-						i += 4
-					case bytes.HasPrefix(raw[i:], []byte("false")):
-						i += 5
-					default:
-						return "", "", false
-					}
-					switch k { // a repeated key: the last one (a map)
-					case "type":
-						tt = v
-					case "subtype":
-						st = v
-					case "description":
-						d = v
-					}
-					ws()
-					if i < len(raw) && raw[i] == ',' {
-						i++
-						continue
-					}
-					if i < len(raw) && raw[i] == '}' {
-						i++
-						break
-					}
-					return "", "", false
-				}
-			}
-			if tt != "" {
-				if st != "" {
-					tt += "/" + st
-				}
-				types = append(types, tt)
-				if d != "" {
-					descs = append(descs, d)
-				}
-			}
-			ws()
-			if i < len(raw) && raw[i] == ',' {
-				i++
-				continue
-			}
-			if i < len(raw) && raw[i] == ']' {
-				i++
-				break
-			}
-			return "", "", false
-		}
-	}
-	ws()
-	if i != len(raw) {
-		return "", "", false
-	}
-	return strings.Join(types, ", "), strings.Join(descs, "; "), true
-}
-
-// transformationsJSON reads the transformations with encoding/json.
-func transformationsJSON(raw json.RawMessage) (typ, desc string) {
-	var ts []map[string]json.RawMessage
-	if raw == nil || json.Unmarshal(raw, &ts) != nil {
-		return "", ""
-	}
-	var types, descs []string
-	for _, t := range ts {
-		tt := jsonStr(t["type"])
-		if tt == "" {
+		if len(t) == 0 { // raw contents are empty only when the string is
 			continue
 		}
-		if st := jsonStr(t["subtype"]); st != "" {
-			tt += "/" + st
+		if len(types) > 0 {
+			types = append(types, ", "...)
 		}
-		types = append(types, tt)
-		if d := jsonStr(t["description"]); d != "" {
-			descs = append(descs, d)
+		types = appendText(types, t, tf)
+		if len(st) > 0 {
+			types = appendText(append(types, '/'), st, stf)
+		}
+		if len(d) > 0 {
+			if len(descs) > 0 {
+				descs = append(descs, "; "...)
+			}
+			descs = appendText(descs, d, df)
 		}
 	}
-	return strings.Join(types, ", "), strings.Join(descs, "; ")
+	s.end()
+	if s.err != nil {
+		return "", ""
+	}
+	return string(types), string(descs)
 }
 
 // DatasetFieldID is the vertex id of field f of dataset d: "field:" +
@@ -239,63 +145,132 @@ func DatasetFieldVertex(d Dataset, f string) Vertex {
 // output fields in byte order, input fields in facet order. It is read
 // leniently (what lacks a non-empty string namespace, name or field is
 // skipped, as is a field derived from itself; a facet of another shape
-// gives nothing): nothing but column
-// lineage depends on it. The dataset-level "dataset" inputs of newer
-// facets (fields used only to filter or join) are not field lineage and
-// are ignored.
+// gives nothing): nothing but column lineage depends on it. The
+// dataset-level "dataset" inputs of newer facets (fields used only to
+// filter or join) are not field lineage and are ignored.
+//
+// The facet is read as encoding/json reads it into
+// struct{Fields map[string]json.RawMessage}: "fields" matches any key
+// equal to it under case folding, repeated ones merge into one map (null
+// empties it, another type fails the whole facet), and a repeated output
+// field keeps its last value.
 func (c ColumnLineage) Edges(dst []FieldEdge) []FieldEdge {
-	if out, ok := c.fastEdges(dst); ok {
-		return out
+	type outField struct {
+		name, val []byte // name unescaped, val raw
 	}
-	return c.slowEdges(dst)
-}
-
-// slowEdges is Edges with encoding/json.
-func (c ColumnLineage) slowEdges(dst []FieldEdge) []FieldEdge {
-	var facet struct {
-		Fields map[string]json.RawMessage `json:"fields"`
+	var s scanner
+	s.reset(c.Raw)
+	if s.peek() != '{' {
+		return dst // null or not an object: no pairs
 	}
-	if json.Unmarshal(c.Raw, &facet) != nil {
+	var arr [16]outField
+	outs := arr[:0]
+	bad := false // a "fields" of another type
+	for ok := s.objBegin(); ok; ok = s.objNext() {
+		if !bytes.EqualFold(s.key(), []byte("fields")) {
+			s.skip(2)
+			continue
+		}
+		switch s.peek() {
+		case 'n':
+			s.null()
+			outs = outs[:0]
+			continue
+		case '{':
+		default:
+			bad = true
+			s.skip(2)
+			continue
+		}
+		for ok := s.objBegin(); ok; ok = s.objNext() {
+			name, fl := s.keyRaw()
+			if !plainText(name, fl) {
+				name = unquote(nil, name)
+			}
+			outs = append(outs, outField{name, s.span(3)})
+		}
+	}
+	s.end()
+	if s.err != nil || bad {
 		return dst
 	}
-	outs := make([]string, 0, len(facet.Fields))
-	for f := range facet.Fields {
-		if f != "" {
-			outs = append(outs, f)
+	slices.SortStableFunc(outs, func(a, b outField) int { return bytes.Compare(a.name, b.name) })
+	for i, o := range outs {
+		if len(o.name) == 0 || i+1 < len(outs) && bytes.Equal(o.name, outs[i+1].name) {
+			continue // no name, or not the last value of its name
 		}
-	}
-	sort.Strings(outs)
-	for _, of := range outs {
-		var o map[string]json.RawMessage
-		if json.Unmarshal(facet.Fields[of], &o) != nil {
-			continue
-		}
-		var ins []map[string]json.RawMessage
-		if json.Unmarshal(o["inputFields"], &ins) != nil {
-			continue
-		}
-		for _, in := range ins {
-			d := Dataset{Namespace: jsonStr(in["namespace"]), Name: jsonStr(in["name"])}
-			f := jsonStr(in["field"])
-			if d.Namespace == "" || d.Name == "" || f == "" || d == c.Output && f == of {
-				continue // invalid, or a field derived from itself (no edge, as for DERIVES)
-			}
-			fe := FieldEdge{In: d, InField: f, Out: c.Output, OutField: of}
-			fe.TransformationType, fe.TransformationDescription = transformations(in["transformations"])
-			if fe.TransformationType == "" && fe.TransformationDescription == "" {
-				fe.TransformationType, fe.TransformationDescription = jsonStr(o["transformationType"]), jsonStr(o["transformationDescription"])
-			}
-			dst = append(dst, fe)
-		}
+		dst = c.appendFieldEdges(dst, o.name, o.val)
 	}
 	return dst
 }
 
-// jsonStr is raw's string value, "" when it is not a string.
-func jsonStr(raw json.RawMessage) string {
-	var s string
-	if raw == nil || json.Unmarshal(raw, &s) != nil {
-		return ""
+// appendFieldEdges appends the pairs of output field of, whose value raw
+// (validated) should be {"inputFields": [..]} (else it gives none, as does
+// an inputFields that is not an array of objects and nulls).
+func (c ColumnLineage) appendFieldEdges(dst []FieldEdge, of, raw []byte) []FieldEdge {
+	var s scanner
+	s.reset(raw)
+	if s.peek() != '{' {
+		return dst
 	}
-	return s
+	var ins []byte
+	var tType, tDesc string // the older facets' transformation of the output field
+	for ok := s.objBegin(); ok; ok = s.objNext() {
+		switch string(s.key()) {
+		case "inputFields":
+			ins = s.span(2)
+		case "transformationType":
+			tType, _ = s.optStr(2)
+		case "transformationDescription":
+			tDesc, _ = s.optStr(2)
+		default:
+			s.skip(2)
+		}
+	}
+	s.reset(ins)
+	if s.peek() != '[' {
+		return dst // absent, null or not an array
+	}
+	n := len(dst)
+	ofs := ""
+	for ok := s.arrBegin(); ok; ok = s.arrNext() {
+		switch s.peek() {
+		case 'n':
+			s.null()
+			continue
+		case '{':
+		default:
+			return dst[:n] // encoding/json fails the whole array
+		}
+		var d Dataset
+		var f string
+		var trans []byte
+		for ok := s.objBegin(); ok; ok = s.objNext() {
+			switch string(s.key()) {
+			case "namespace":
+				d.Namespace, _ = s.optStr(3)
+			case "name":
+				d.Name, _ = s.optStr(3)
+			case "field":
+				f, _ = s.optStr(3)
+			case "transformations":
+				trans = s.span(3)
+			default:
+				s.skip(3)
+			}
+		}
+		if d.Namespace == "" || d.Name == "" || f == "" || d == c.Output && f == string(of) {
+			continue // invalid, or a field derived from itself (no edge, as for DERIVES)
+		}
+		if ofs == "" {
+			ofs = string(of)
+		}
+		fe := FieldEdge{In: d, InField: f, Out: c.Output, OutField: ofs}
+		fe.TransformationType, fe.TransformationDescription = transformations(trans)
+		if fe.TransformationType == "" && fe.TransformationDescription == "" {
+			fe.TransformationType, fe.TransformationDescription = tType, tDesc
+		}
+		dst = append(dst, fe)
+	}
+	return dst
 }

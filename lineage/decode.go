@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // DefaultMaxBytes is the largest record the decoder accepts (records above
@@ -256,10 +255,7 @@ func (d *Decoder) str(v *strSlot, depth int, intern bool) {
 
 // string converts raw string contents to a Go string.
 func (d *Decoder) string(raw []byte, fl uint8, intern bool) string {
-	if fl&flEsc != 0 || fl&flHigh != 0 && !utf8.Valid(raw) {
-		d.s.buf = unquote(d.s.buf[:0], raw)
-		raw = d.s.buf
-	}
+	raw = d.s.unescape(raw, fl)
 	if !intern || d.noIntern || len(raw) > 256 {
 		return string(raw)
 	}

@@ -177,7 +177,7 @@ func (m refObj) refAliases(key string) []Alias {
 		e := refObj{"e": raw}
 		if key == "outputs" && e.obj("e").typ("facets") == '{' {
 			f := e.obj("e").obj("facets")
-			if f.typ("lifecycleStateChange") == '{' && lifecycleOf(f["lifecycleStateChange"]) == LifecycleDrop {
+			if f.typ("lifecycleStateChange") == '{' && refLifecycleOf(f["lifecycleStateChange"]) == LifecycleDrop {
 				continue
 			}
 		}
@@ -216,7 +216,7 @@ func (m refObj) refFacets(dst []FacetProps, key string, t int64) []FacetProps {
 		e := refObj{"e": raw}
 		if key == "outputs" && e.obj("e").typ("facets") == '{' {
 			f := e.obj("e").obj("facets")
-			if f.typ("lifecycleStateChange") == '{' && lifecycleOf(f["lifecycleStateChange"]) == LifecycleDrop {
+			if f.typ("lifecycleStateChange") == '{' && refLifecycleOf(f["lifecycleStateChange"]) == LifecycleDrop {
 				continue
 			}
 		}
@@ -238,7 +238,7 @@ func (m refObj) refAliasesOf() []Alias {
 	if f.typ("symlinks") != '{' {
 		return nil
 	}
-	return aliasesOf(nil, ds, f["symlinks"])
+	return refAliasesOf(nil, ds, f["symlinks"])
 }
 
 func (m refObj) list(key, nsKey string, cols bool, lc *[]Lifecycle) ([]Dataset, []ColumnLineage, error) {
@@ -282,7 +282,7 @@ func (m refObj) list(key, nsKey string, cols bool, lc *[]Lifecycle) ([]Dataset, 
 				return nil, nil, errType(path+".facets.columnLineage", "an object", c)
 			}
 			if nsKey == "namespace" && f.typ("lifecycleStateChange") == '{' {
-				if st := lifecycleOf(f["lifecycleStateChange"]); st != "" {
+				if st := refLifecycleOf(f["lifecycleStateChange"]); st != "" {
 					*lc = append(*lc, Lifecycle{Dataset: ds, State: st})
 					if st == LifecycleDrop {
 						continue
@@ -365,7 +365,7 @@ func refOpenLineage(m refObj) (Event, error) {
 		if facets.typ("nominalTime") == '{' {
 			nomRaw = facets["nominalTime"]
 		}
-		ev.Run = runFacetsOf(errRaw, nomRaw)
+		ev.Run = refRunFacetsOf(errRaw, nomRaw)
 		switch c := facets.typ("parent"); c {
 		case 0:
 		case '{':

@@ -18,26 +18,31 @@ const (
 	flHigh             // the raw string holds a byte >= 0x80
 )
 
-// strSafe[c] is true for the bytes that a JSON string holds as they are:
-// printable ASCII other than '"' and '\\'.
-var strSafe = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// scanner is a single-pass JSON scanner over one record. It validates the
-// syntax exactly as encoding/json does (grammar, control characters in
-// strings, escapes, nesting depth, trailing data) and never allocates except
-// for the first syntax error, which is sticky: after it every method is a
-// no-op that reports "nothing here".
+// scanner is the package's one JSON scanner: the decoder reads records
+// with it and the facet readers (facetprops.go, columns.go, symlinks.go,
+// lifecycle.go, facets.go) read facet objects with it. It is a cursor over
+// one value, single pass, and validates the syntax exactly as
+// encoding/json does (grammar, control characters in strings, escapes,
+// nesting depth, trailing data). Its primitives:
+//
+//   - peek: the next byte after whitespace (a value's JSON type);
+//   - objBegin/objNext with key or keyRaw, arrBegin/arrNext: iterate an
+//     object's members or an array's elements;
+//   - str, optStr, optRaw: a string (raw contents and flags, or unescaped
+//     as encoding/json does, with unescape and appendText); num, null;
+//   - skip and span: validate and pass (or return) any value, with
+//     encoding/json's nesting limit; end: nothing but whitespace follows.
+//
+// It allocates only for the first syntax error, the unescape scratch and
+// nesting past 64 levels. The first syntax error is sticky: after it every
+// method is a no-op that reports "nothing here". The zero scanner, after
+// reset, is ready to use.
 type scanner struct {
 	data []byte
 	pos  int
 	err  *DecodeError // first syntax error
 	buf  []byte       // unescape scratch
-	stk  []byte       // skip's open containers: '{' or '['
+	stk  []byte       // skip's open containers past 64 levels: 1 object, 0 array
 }
 
 func (s *scanner) reset(data []byte) {
@@ -137,7 +142,7 @@ func scanStr(data []byte, i int) (end int, fl uint8, bad int) {
 				i += 8
 				continue
 			}
-			for i < len(data) && strSafe[data[i]] {
+			for i < len(data) && strSafe(data[i]) {
 				i++
 			}
 			if i >= len(data) {
@@ -178,6 +183,12 @@ func scanStr(data []byte, i int) (end int, fl uint8, bad int) {
 			}
 		}
 	}
+}
+
+// strSafe reports whether a JSON string holds c as it is: printable
+// ASCII other than '"' and '\\'.
+func strSafe(c byte) bool {
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
 }
 
 func isHex(c byte) bool {
@@ -244,15 +255,22 @@ func (s *scanner) null() { s.lit("null") }
 // container there would have (the top-level value has depth 1).
 //
 // It is iterative, with the position in a local and a stack of the open
-// containers (s.stk, one byte per level), and it does not unescape keys:
-// facets are most of a record and all they need is validation. It fails at
-// the same byte as the member-by-member methods (objBegin, key, ...) would.
+// containers (one bit per level in a word, spilling into s.stk past 64
+// levels, so that skip does not allocate), and it does not unescape keys: facets
+// are most of a record and all they need is validation. It fails at the
+// same byte as the member-by-member methods (objBegin, key, ...) would.
 func (s *scanner) skip(depth int) {
 	if s.err != nil {
 		return
 	}
 	data := s.data
-	stk := s.stk[:0]
+	// The open containers: how many, and whether each is an object (1)
+	// or an array (0), the innermost in bit 0 of objs; the outermost past
+	// the 64th spill into s.stk.
+	var (
+		open int
+		objs uint64
+	)
 	i := s.pos
 	for {
 		// A value starts at i (after whitespace).
@@ -270,7 +288,7 @@ func (s *scanner) skip(depth int) {
 			}
 			i = end + 1
 		case '{':
-			if depth+len(stk) > maxDepth {
+			if depth+open > maxDepth {
 				goto fail
 			}
 			i = skipWS(data, i+1)
@@ -281,14 +299,18 @@ func (s *scanner) skip(depth int) {
 			if i >= len(data) || data[i] != '"' {
 				goto fail
 			}
-			stk = append(stk, '{')
 			if i = skipKey(data, i); i < 0 {
 				i = -i - 1
 				goto fail
 			}
+			if open >= 64 {
+				s.stk = append(s.stk[:open-64], byte(objs>>63))
+			}
+			objs = objs<<1 | 1
+			open++
 			closed = false
 		case '[':
-			if depth+len(stk) > maxDepth {
+			if depth+open > maxDepth {
 				goto fail
 			}
 			i = skipWS(data, i+1)
@@ -296,7 +318,11 @@ func (s *scanner) skip(depth int) {
 				i++
 				break
 			}
-			stk = append(stk, '[')
+			if open >= 64 {
+				s.stk = append(s.stk[:open-64], byte(objs>>63))
+			}
+			objs <<= 1
+			open++
 			closed = false
 		case 't', 'f', 'n':
 			s.pos = i
@@ -309,7 +335,6 @@ func (s *scanner) skip(depth int) {
 				s.lit("null")
 			}
 			if s.err != nil {
-				s.stk = stk
 				return
 			}
 			i = s.pos
@@ -320,7 +345,6 @@ func (s *scanner) skip(depth int) {
 			s.pos = i
 			s.num()
 			if s.err != nil {
-				s.stk = stk
 				return
 			}
 			i = s.pos
@@ -331,8 +355,8 @@ func (s *scanner) skip(depth int) {
 		// A value ended at i: close containers until one has another
 		// element.
 		for {
-			if len(stk) == 0 {
-				s.pos, s.stk = i, stk
+			if open == 0 {
+				s.pos = i
 				return
 			}
 			i = skipWS(data, i)
@@ -340,10 +364,14 @@ func (s *scanner) skip(depth int) {
 				goto fail
 			}
 			c := data[i]
-			if stk[len(stk)-1] == '{' {
+			if objs&1 != 0 {
 				if c == '}' {
 					i++
-					stk = stk[:len(stk)-1]
+					if open--; open >= 64 {
+						objs = objs>>1 | uint64(s.stk[open-64])<<63
+					} else {
+						objs >>= 1
+					}
 					continue
 				}
 				if c != ',' {
@@ -361,7 +389,11 @@ func (s *scanner) skip(depth int) {
 			}
 			if c == ']' {
 				i++
-				stk = stk[:len(stk)-1]
+				if open--; open >= 64 {
+					objs = objs>>1 | uint64(s.stk[open-64])<<63
+				} else {
+					objs >>= 1
+				}
 				continue
 			}
 			if c != ',' {
@@ -372,7 +404,7 @@ func (s *scanner) skip(depth int) {
 		}
 	}
 fail:
-	s.pos, s.stk = i, stk
+	s.pos = i
 	s.fail()
 }
 
@@ -452,11 +484,77 @@ func (s *scanner) key() []byte {
 		return nil
 	}
 	s.pos++
-	if fl&flEsc != 0 {
-		s.buf = unquote(s.buf[:0], raw)
-		return s.buf
+	return s.unescape(raw, fl)
+}
+
+// keyRaw is key without the unescaping: it returns the key's raw contents
+// and flags, as str does. (key does not call it: one call less per key.)
+func (s *scanner) keyRaw() (raw []byte, fl uint8) {
+	raw, fl = s.str()
+	if s.err != nil {
+		return nil, 0
 	}
-	return raw
+	if s.peek() != ':' {
+		s.fail()
+		return nil, 0
+	}
+	s.pos++
+	return raw, fl
+}
+
+// unescape returns the string whose raw contents and flags str gave,
+// unescaped as encoding/json does: raw itself when it needs nothing, else
+// s.buf, valid until the next call that unescapes.
+func (s *scanner) unescape(raw []byte, fl uint8) []byte {
+	if fl == 0 { // printable ASCII: the common case, inlined
+		return raw
+	}
+	return s.unescapeSlow(raw, fl)
+}
+
+func (s *scanner) unescapeSlow(raw []byte, fl uint8) []byte {
+	if plainText(raw, fl) {
+		return raw
+	}
+	s.buf = unquote(s.buf[:0], raw)
+	return s.buf
+}
+
+// plainText reports whether the string whose raw contents and flags str
+// gave is its own unescaped form: no escape, valid UTF-8.
+func plainText(raw []byte, fl uint8) bool {
+	return fl&flEsc == 0 && (fl&flHigh == 0 || utf8.Valid(raw))
+}
+
+// optStr scans a value that may be a string and returns it, unescaped, and
+// true; for any other value (null included) it returns "" and false. depth
+// is the value's, as for skip.
+func (s *scanner) optStr(depth int) (string, bool) {
+	raw, fl, ok := s.optRaw(depth)
+	if !ok {
+		return "", false
+	}
+	return string(s.unescape(raw, fl)), true
+}
+
+// optRaw is optStr without the unescaping: the string's raw contents and
+// flags (see unescape, appendText).
+func (s *scanner) optRaw(depth int) (raw []byte, fl uint8, ok bool) {
+	if s.peek() != '"' {
+		s.skip(depth)
+		return nil, 0, false
+	}
+	raw, fl = s.str()
+	return raw, fl, s.err == nil
+}
+
+// appendText appends to b the string whose raw contents and flags str
+// gave, unescaped.
+func appendText(b, raw []byte, fl uint8) []byte {
+	if plainText(raw, fl) {
+		return append(b, raw...)
+	}
+	return unquote(b, raw)
 }
 
 // arrBegin consumes the '[' at s.pos and reports whether an element follows.

@@ -1,8 +1,8 @@
 package lineage
 
 import (
-	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // Facet property keys of Dataset and Job vertices (strings; JSON text for
@@ -93,8 +93,8 @@ type facetVal struct {
 
 // facetMemo remembers the interpretation of facet objects by their raw
 // bytes, per kind: producers repeat the same schema, dataSource and
-// jobType facets on every event, and reading them with encoding/json costs
-// far more than the rest of the decoding. Bounded (emptied past
+// jobType facets on every event, and a lookup costs less than reading one
+// again and allocates nothing. Bounded (emptied past
 // facetMemoMax entries per kind). A nil *facetMemo interprets every time.
 type facetMemo struct{ m [fKinds]map[string]facetVal }
 
@@ -121,49 +121,60 @@ func (c *facetMemo) get(kind int, raw []byte) facetVal {
 	return v
 }
 
-// interpretFacet reads the facet object raw of the given kind: in one
-// pass when it can (facetfast.go), else with encoding/json.
+// interpretFacet reads the facet object raw of the given kind as
+// encoding/json reads it into a map[string]json.RawMessage: invalid JSON
+// or another type gives nothing, a repeated member the last one, a member
+// that is not a string (null included) is absent.
 func interpretFacet(kind int, raw []byte) facetVal {
-	if f, ok := fastInterpretFacet(kind, raw); ok {
-		return f
-	}
-	return slowInterpretFacet(kind, raw)
-}
-
-// slowInterpretFacet reads the facet object raw of the given kind with
-// encoding/json.
-func slowInterpretFacet(kind int, raw []byte) facetVal {
-	var f facetVal
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return f
-	}
-	member := func(i int, k string) {
-		var s string
-		if v, ok := m[k]; ok && json.Unmarshal(v, &s) == nil && string(v) != "null" {
-			f.v[i], f.ok[i] = s, true
-		}
-	}
+	var names [3]string // the string members, in facetVal order
+	var list string     // the member listProp reads
+	var listKeys []string
 	switch kind {
 	case fSchema:
-		f.v[0], f.ok[0] = listProp(m["fields"], "name", "type", "description")
-	case fDataSource:
-		member(0, "uri")
-		member(1, "name")
-	case fDocumentation:
-		member(0, "description")
+		list, listKeys = "fields", []string{"name", "type", "description"}
 	case fOwnership:
-		f.v[0], f.ok[0] = listProp(m["owners"], "name", "type")
+		list, listKeys = "owners", []string{"name", "type"}
+	case fDataSource:
+		names = [3]string{"uri", "name"}
+	case fDocumentation:
+		names[0] = "description"
 	case fVersion:
-		member(0, "datasetVersion")
+		names[0] = "datasetVersion"
 	case fSQL:
-		member(0, "query")
+		names[0] = "query"
 	case fJobType:
-		member(0, "jobType")
-		member(1, "processingType")
-		member(2, "integration")
+		names = [3]string{"jobType", "processingType", "integration"}
 	case fSourceCodeLocation:
-		member(0, "url")
+		names[0] = "url"
+	}
+	var f facetVal
+	var listRaw []byte
+	var s scanner
+	s.reset(raw)
+	if s.peek() != '{' {
+		return f // null or not an object: nothing
+	}
+member:
+	for ok := s.objBegin(); ok; ok = s.objNext() {
+		k := s.key()
+		if list != "" && string(k) == list {
+			listRaw = s.span(2)
+			continue
+		}
+		for i, name := range names {
+			if name != "" && string(k) == name {
+				f.v[i], f.ok[i] = s.optStr(2)
+				continue member
+			}
+		}
+		s.skip(2)
+	}
+	s.end()
+	if s.err != nil {
+		return facetVal{}
+	}
+	if list != "" {
+		f.v[0], f.ok[0] = listProp(listRaw, listKeys)
 	}
 	return f
 }
@@ -217,42 +228,71 @@ func facetPropsOf(dst []FacetProps, memo *facetMemo, label, ns, name string, f *
 	return append(dst, fp)
 }
 
-// listProp reads the array raw as a JSON array of objects with the string
-// members keys (a member absent or not a string is left out; an element
-// without the first key is skipped).
-func listProp(raw json.RawMessage, keys ...string) (string, bool) {
-	var elems []map[string]json.RawMessage
-	if raw == nil || json.Unmarshal(raw, &elems) != nil || elems == nil {
+// listProp reads raw, a validated JSON value, as an array of objects with
+// the string members keys (a member absent or not a string is left out;
+// an element without the first key is skipped) and writes them back as
+// encoding/json's Marshal would. Not an array (or absent: nil) gives
+// nothing, and so does an element that is neither an object nor null, as
+// it fails encoding/json's Unmarshal.
+func listProp(raw []byte, keys []string) (string, bool) {
+	var s scanner
+	s.reset(raw)
+	if s.peek() != '[' {
 		return "", false
 	}
-	out := make([]json.RawMessage, 0, len(elems))
-	for _, e := range elems {
-		b := []byte{'{'}
-		for i, k := range keys {
-			var s string
-			if json.Unmarshal(e[k], &s) != nil || e[k] == nil || string(e[k]) == "null" {
-				if i == 0 {
-					b = nil
-					break
+	type member struct {
+		raw []byte
+		fl  uint8
+		ok  bool
+	}
+	var vals [3]member // keys has at most 3
+	out := make([]byte, 1, len(raw)+2)
+	out[0] = '['
+	for ok := s.arrBegin(); ok; ok = s.arrNext() {
+		switch s.peek() {
+		case 'n':
+			s.null()
+			continue
+		case '{':
+		default:
+			return "", false
+		}
+		vals = [len(vals)]member{}
+	key:
+		for ok := s.objBegin(); ok; ok = s.objNext() {
+			k := s.key()
+			for i, name := range keys {
+				if string(k) == name {
+					v := &vals[i]
+					v.raw, v.fl, v.ok = s.optRaw(4)
+					continue key
 				}
+			}
+			s.skip(4)
+		}
+		if !vals[0].ok {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, '{')
+		for i, name := range keys {
+			if !vals[i].ok {
 				continue
 			}
-			if len(b) > 1 {
-				b = append(b, ',')
+			if i > 0 {
+				out = append(out, ',')
 			}
-			kb, _ := json.Marshal(k)
-			vb, _ := json.Marshal(s)
-			b = append(append(append(b, kb...), ':'), vb...)
+			out = append(append(append(out, '"'), name...), '"', ':')
+			out = s.appendJSONString(out, vals[i].raw, vals[i].fl)
 		}
-		if b != nil {
-			out = append(out, append(b, '}'))
-		}
+		out = append(out, '}')
 	}
-	j, err := json.Marshal(out)
-	if err != nil {
+	if s.err != nil {
 		return "", false
 	}
-	return string(j), true
+	return string(append(out, ']')), true
 }
 
 // ProcessingStreaming is the jobType facet's processingType of a streaming
@@ -277,3 +317,58 @@ func (e *Event) StreamingJob() bool {
 	}
 	return false
 }
+
+// appendJSONString appends the string whose raw contents and flags str
+// gave as encoding/json's Marshal writes it: quoted, with '"', '\\',
+// control characters, '<', '>', '&', U+2028 and U+2029 escaped.
+func (s *scanner) appendJSONString(b, raw []byte, fl uint8) []byte {
+	src := s.unescape(raw, fl)
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(src); {
+		c := src[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, src[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(src[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, src[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, src[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	return append(append(b, src[start:]...), '"')
+}
+
+const hexDigits = "0123456789abcdef"

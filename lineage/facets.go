@@ -1,7 +1,5 @@
 package lineage
 
-import "encoding/json"
-
 // RunFacets are the run facets the model keeps. Facets are read leniently:
 // a facet of the wrong shape is ignored (never a dead letter), since
 // nothing of the lineage depends on it.
@@ -17,35 +15,63 @@ type RunFacets struct {
 }
 
 // runFacetsOf interprets the raw JSON objects of the errorMessage and
-// nominalTime run facets (nil when absent). Both decoders share it: they
+// nominalTime run facets (nil when absent): a member that is not a string
+// (null included) is absent, a repeated one the last; invalid JSON or
+// another type than an object gives nothing. Both decoders share it: they
 // agree on the raw spans, this gives them the same meaning.
 func runFacetsOf(errRaw, nomRaw []byte) RunFacets {
 	var f RunFacets
+	var s scanner
 	if errRaw != nil {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(errRaw, &m) == nil {
-			var s string
-			if raw, ok := m["message"]; ok && json.Unmarshal(raw, &s) == nil && string(raw) != "null" {
-				f.ErrorMessage, f.HasError = s, true
+		s.reset(errRaw)
+		if s.peek() == '{' {
+			var msg string
+			var ok bool
+			for more := s.objBegin(); more; more = s.objNext() {
+				if string(s.key()) == "message" {
+					msg, ok = s.optStr(2)
+				} else {
+					s.skip(2)
+				}
+			}
+			if s.end(); s.err == nil {
+				f.ErrorMessage, f.HasError = msg, ok
 			}
 		}
 	}
 	if nomRaw != nil {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(nomRaw, &m) == nil {
-			f.NominalStart, f.HasNominalStart = facetTime(m["nominalStartTime"])
-			f.NominalEnd, f.HasNominalEnd = facetTime(m["nominalEndTime"])
+		s.reset(nomRaw)
+		if s.peek() == '{' {
+			var nf RunFacets
+			for more := s.objBegin(); more; more = s.objNext() {
+				switch string(s.key()) {
+				case "nominalStartTime":
+					nf.NominalStart, nf.HasNominalStart = s.facetTime()
+				case "nominalEndTime":
+					nf.NominalEnd, nf.HasNominalEnd = s.facetTime()
+				default:
+					s.skip(2)
+				}
+			}
+			if s.end(); s.err == nil {
+				f.NominalStart, f.HasNominalStart, f.NominalEnd, f.HasNominalEnd = nf.NominalStart, nf.HasNominalStart, nf.NominalEnd, nf.HasNominalEnd
+			}
 		}
 	}
 	return f
 }
 
-// facetTime reads a date-time string of a facet (zone-less read as UTC).
-func facetTime(raw json.RawMessage) (int64, bool) {
-	var s string
-	if raw == nil || json.Unmarshal(raw, &s) != nil {
+// facetTime reads a member's value that should be a date-time string.
+func (s *scanner) facetTime() (int64, bool) {
+	raw, fl, ok := s.optRaw(2)
+	if !ok {
 		return 0, false
 	}
+	return facetTime(string(s.unescape(raw, fl)))
+}
+
+// facetTime reads a date-time string of a facet (zone-less read as UTC).
+func facetTime(s string) (int64, bool) {
 	t, ok := parseTime(s)
 	if !ok {
 		if t, ok = parseTime(s + "Z"); !ok {

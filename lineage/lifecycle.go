@@ -1,7 +1,5 @@
 package lineage
 
-import "encoding/json"
-
 // Lifecycle is the lifecycleStateChange facet of an output dataset.
 type Lifecycle struct {
 	Dataset Dataset
@@ -19,18 +17,27 @@ const (
 )
 
 // lifecycleOf reads the lifecycleStateChange facet's state from its raw
-// object ("" when absent or not a non-empty string). Both decoders share
-// it.
+// object ("" when absent or not a string; invalid JSON or another type
+// than an object gives ""). Both decoders share it.
 func lifecycleOf(raw []byte) string {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
+	var s scanner
+	s.reset(raw)
+	if s.peek() != '{' {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(m["lifecycleStateChange"], &s) != nil {
+	var st string
+	for ok := s.objBegin(); ok; ok = s.objNext() {
+		if string(s.key()) == "lifecycleStateChange" {
+			st, _ = s.optStr(2) // the last one
+		} else {
+			s.skip(2)
+		}
+	}
+	s.end()
+	if s.err != nil {
 		return ""
 	}
-	return s
+	return st
 }
 
 // LifecycleProps are the Dataset properties a lifecycle change at

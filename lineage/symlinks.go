@@ -1,7 +1,5 @@
 package lineage
 
-import "encoding/json"
-
 // LabelDatasetAlias is another name of a dataset (an identifier of its
 // symlinks facet: a Glue or Hive table for an S3 or HDFS path).
 const LabelDatasetAlias = "DatasetAlias"
@@ -39,39 +37,69 @@ func AliasVertex(a Alias) Vertex {
 // aliasesOf appends to dst the aliases of dataset d given by the raw
 // symlinks facet: {"identifiers": [{"namespace", "name", "type"}]}. It is
 // read leniently (an identifier without a non-empty string namespace and
-// name, or naming d itself, is skipped; a non-string type is absent).
+// name, or naming d itself, is skipped; a non-string type is absent), as
+// encoding/json reads it into a map[string]json.RawMessage and the last
+// "identifiers" into a []map[string]json.RawMessage: invalid JSON, or an
+// identifiers that is not an array of objects and nulls, gives none.
 // Both decoders share it: they agree on the raw spans, this gives them the
 // same meaning.
 func aliasesOf(dst []Alias, d Dataset, raw []byte) []Alias {
-	if out, ok := fastAliases(dst, d, raw); ok {
-		return out
+	n := len(dst)
+	var s scanner
+	s.reset(raw)
+	if s.peek() != '{' {
+		return dst // null or not an object
 	}
-	return slowAliasesOf(dst, d, raw)
-}
-
-// slowAliasesOf is aliasesOf with encoding/json.
-func slowAliasesOf(dst []Alias, d Dataset, raw []byte) []Alias {
-	var f map[string]json.RawMessage
-	if json.Unmarshal(raw, &f) != nil {
-		return dst
-	}
-	var ids []map[string]json.RawMessage
-	if json.Unmarshal(f["identifiers"], &ids) != nil {
-		return dst
-	}
-	str := func(m map[string]json.RawMessage, k string) string {
-		var s string
-		if raw, ok := m[k]; ok && json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-		return ""
-	}
-	for _, id := range ids {
-		a := Dataset{Namespace: str(id, "namespace"), Name: str(id, "name")}
-		if a.Namespace == "" || a.Name == "" || a == d {
+	bad := false // the last "identifiers" is of another shape
+	for ok := s.objBegin(); ok; ok = s.objNext() {
+		if string(s.key()) != "identifiers" {
+			s.skip(2)
 			continue
 		}
-		dst = append(dst, Alias{Of: d, Alias: a, Type: str(id, "type")})
+		dst, bad = dst[:n], false
+		switch s.peek() {
+		case '[':
+		case 'n':
+			s.null()
+			continue
+		default:
+			bad = true
+			s.skip(2)
+			continue
+		}
+		for ok := s.arrBegin(); ok; ok = s.arrNext() {
+			switch s.peek() {
+			case '{':
+			case 'n':
+				s.null()
+				continue
+			default:
+				bad = true
+				s.skip(3)
+				continue
+			}
+			var a Dataset
+			var typ string
+			for ok := s.objBegin(); ok; ok = s.objNext() {
+				switch string(s.key()) {
+				case "namespace":
+					a.Namespace, _ = s.optStr(4)
+				case "name":
+					a.Name, _ = s.optStr(4)
+				case "type":
+					typ, _ = s.optStr(4)
+				default:
+					s.skip(4)
+				}
+			}
+			if !bad && a.Namespace != "" && a.Name != "" && a != d {
+				dst = append(dst, Alias{Of: d, Alias: a, Type: typ})
+			}
+		}
+	}
+	s.end()
+	if s.err != nil || bad {
+		return dst[:n]
 	}
 	return dst
 }
