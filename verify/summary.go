@@ -5,12 +5,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 )
 
 // Summary describes a graph in a few lines: vertices and edges by label, and
 // the longest origin->destination (DERIVES) path, as a sample of lineage.
-func Summary(s *graphread.Snapshot) string {
+func Summary(s *graph.Snapshot) string {
 	var b strings.Builder
 	vc, ec := map[string]int{}, map[string]int{}
 	names := map[string]string{}
