@@ -7,6 +7,7 @@ import (
 
 	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/keyspace"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // DiffOptions configure [Diff].
@@ -173,11 +174,11 @@ func scope(av map[string]graph.Vertex, ae map[string]graph.Edge, bv map[string]g
 	share float64) (vs, es, identity map[string]bool) {
 	vs, es, identity = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	jobIn := func(v graph.Vertex) bool {
-		return keyspace.Selected(keyspace.JobKey(prop(v, "namespace"), prop(v, "name")), share)
+		return keyspace.Selected(keyspace.JobKey(prop(v, lineage.PropNamespace), prop(v, lineage.PropName)), share)
 	}
 	for _, m := range []map[string]graph.Vertex{av, bv} {
 		for id, v := range m {
-			if v.Label == "Job" && jobIn(v) {
+			if v.Label == lineage.LabelJob && jobIn(v) {
 				vs[id] = true
 			}
 		}
@@ -186,11 +187,11 @@ func scope(av map[string]graph.Vertex, ae map[string]graph.Edge, bv map[string]g
 	for _, m := range []map[string]graph.Edge{ae, be} {
 		for id, e := range m {
 			switch {
-			case e.Label == "INPUT_TO" && vs[e.InV]:
+			case e.Label == lineage.EdgeInputTo && vs[e.InV]:
 				es[id], vs[e.OutV], identity[e.OutV] = true, true, true
-			case e.Label == "OUTPUTS" && vs[e.OutV]:
+			case e.Label == lineage.EdgeOutputs && vs[e.OutV]:
 				es[id], vs[e.InV], identity[e.InV] = true, true, true
-			case e.Label == "RUN_OF" && vs[e.InV]:
+			case e.Label == lineage.EdgeRunOf && vs[e.InV]:
 				es[id], runs[e.OutV] = true, true
 			}
 		}
@@ -255,7 +256,7 @@ func vertexDelta(x, y graph.Vertex, identityOnly bool) string {
 		keys[k] = true
 	}
 	for _, k := range sortedSet(keys) {
-		if identityOnly && k != "namespace" && k != "name" {
+		if identityOnly && k != lineage.PropNamespace && k != lineage.PropName {
 			continue
 		}
 		if xs, ys := fmt.Sprint(x.Props[k]), fmt.Sprint(y.Props[k]); xs != ys {

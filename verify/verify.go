@@ -1,9 +1,11 @@
-// Package verify compares a live lineage graph with the graph that the
-// input must give, as computed by the independent reference model
-// (internal/refmodel, not the processor's code path). It reports missing,
-// extra (ghost), duplicate and property-mismatched vertices and edges.
-// [Diff] compares two live graphs (production and canary), optionally on
-// the mirrored key space, and [WritePromText] exports its result.
+// Package verify compares a live lineage graph (a [graph.Snapshot]) with
+// the graph that the input must give, as computed by the independent
+// reference model (verify/refmodel, not the processor's code path). It
+// reports missing, extra (ghost), duplicate and property-mismatched
+// vertices and edges. [Diff] compares two live graphs (production and
+// canary), optionally on the mirrored key space, and [WritePromText]
+// exports its result. It reads no graph itself: the caller dumps one with
+// package graph.
 package verify
 
 import (
@@ -190,7 +192,7 @@ func vertexDiff(w lineage.Vertex, v graph.Vertex) string {
 	}
 	var ps []prop
 	if w.Namespace != "" || w.Name != "" {
-		ps = append(ps, prop{"namespace", w.Namespace}, prop{"name", w.Name})
+		ps = append(ps, prop{lineage.PropNamespace, w.Namespace}, prop{lineage.PropName, w.Name})
 	}
 	for _, p := range w.Props.List() {
 		ps = append(ps, prop{p.Key, p.Value()}, prop{p.Key + lineage.StampSuffix, p.Stamp})
@@ -230,18 +232,18 @@ func edgeDiff(w lineage.Edge, e graph.Edge) string {
 	for _, p := range []struct {
 		name string
 		want int64
-	}{{"firstSeen", w.FirstSeen}, {"lastSeen", w.LastSeen}} {
+	}{{lineage.PropFirstSeen, w.FirstSeen}, {lineage.PropLastSeen, w.LastSeen}} {
 		got, ok := graph.AsInt64(e.Props[p.name])
 		if !ok || got != p.want {
 			diffs = append(diffs, fmt.Sprintf("%s %v, want %d", p.name, e.Props[p.name], p.want))
 		}
 	}
-	if got := fmt.Sprint(e.Props["lastRunId"]); got != w.LastRunID && !(w.LastRunID == "" && e.Props["lastRunId"] == nil) {
+	if got := fmt.Sprint(e.Props[lineage.PropLastRunID]); got != w.LastRunID && !(w.LastRunID == "" && e.Props[lineage.PropLastRunID] == nil) {
 		diffs = append(diffs, fmt.Sprintf("lastRunId %q, want %q", got, w.LastRunID))
 	}
 	// Further properties (lineage.Edge.Props), each with its stamp, and
 	// nothing else.
-	known := map[string]bool{"firstSeen": true, "lastSeen": true, "lastRunId": true}
+	known := map[string]bool{lineage.PropFirstSeen: true, lineage.PropLastSeen: true, lineage.PropLastRunID: true}
 	for _, p := range w.Props.List() {
 		ts := p.Key + lineage.StampSuffix
 		known[p.Key], known[ts] = true, true
