@@ -19,6 +19,7 @@ import (
 	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/internal/replay"
+	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/testkit/harness"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -251,7 +252,7 @@ func pollEdges(ctx context.Context, endpoint string, period time.Duration, visib
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
-		rs, err := g.E().Project("id", "ls").By(gremlingo.T.Id).By(gremlingo.T__.Values("lastSeen")).ToList()
+		rs, err := g.E().Project("id", "ls").By(gremlingo.T.Id).By(gremlingo.T__.Values(lineage.PropLastSeen)).ToList()
 		now := time.Now()
 		if err == nil {
 			mu.Lock()
