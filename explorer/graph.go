@@ -10,8 +10,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
-	// Imported as lfgraph: this package's own type graph holds the name.
-	lfgraph "github.com/lineageflow/lineageflow/graph"
+	lfgraph "github.com/lineageflow/lineageflow/graph" // the name graph is this package's reader type
 )
 
 // Error classes of [GraphError] (the "error" of a 503 answer and of a watch

@@ -13,7 +13,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
-	lfgraph "github.com/lineageflow/lineageflow/graph" // the package-level name graph is taken (graph.go)
+	lfgraph "github.com/lineageflow/lineageflow/graph" // the name graph is this package's reader type
 )
 
 // Config configures a [Server]. Zero values mean the defaults.

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -124,7 +125,10 @@ func (d *Dialer) Dump(ctx context.Context) (*Snapshot, error) {
 		return r.s, r.err
 	case <-ctx.Done():
 		go CloseQuietly(drc)
-		return nil, fmt.Errorf("graph: no answer from %s: %w (%w)", d.cfg.Endpoint, ErrTimeout, ctx.Err())
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("graph: no answer from %s: %w", d.cfg.Endpoint, ErrTimeout)
+		}
+		return nil, ctx.Err()
 	}
 }
 
