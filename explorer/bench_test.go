@@ -12,7 +12,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	lfgraph "github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/sink"
 )
@@ -136,7 +136,7 @@ func loadEstate(b *testing.B, endpoint string, jobs int) *estate {
 	b.Helper()
 	e := genEstate(jobs)
 	marker := "bench:estate:" + strconv.Itoa(jobs)
-	g, closeFn, err := graphread.Connect(endpoint)
+	g, closeFn, err := lfgraph.Connect(endpoint)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func loadEstate(b *testing.B, endpoint string, jobs int) *estate {
 		}
 		return e
 	}
-	if err := graphread.Drop(endpoint); err != nil {
+	if err := lfgraph.Drop(endpoint); err != nil {
 		b.Fatal(err)
 	}
 	w, err := sink.New(sink.Config{Endpoint: endpoint, Writers: 4, VertexCacheSize: -1, RequestTimeout: 2 * time.Minute})
@@ -187,7 +187,7 @@ func percentile(d []time.Duration, p float64) time.Duration {
 func benchServer(b *testing.B) (*Server, *estate) {
 	ep := benchEndpoint(b)
 	e := loadEstate(b, ep, benchJobs())
-	d, err := sink.NewDialer(sink.Config{Endpoint: ep})
+	d, err := lfgraph.NewDialer(lfgraph.Config{Endpoint: ep})
 	if err != nil {
 		b.Fatal(err)
 	}

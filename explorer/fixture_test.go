@@ -9,7 +9,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	lfgraph "github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
@@ -42,7 +42,7 @@ func jobNode(j lineage.Job) string    { return "job:" + j.Namespace + ":" + j.Na
 // loadFixture drops the graph at endpoint and writes the fixture.
 func loadFixture(t testing.TB, endpoint string) {
 	t.Helper()
-	if err := graphread.Drop(endpoint); err != nil {
+	if err := lfgraph.Drop(endpoint); err != nil {
 		t.Fatal(err)
 	}
 	n, err := sink.New(sink.Config{Endpoint: endpoint, Writers: 2})
@@ -87,7 +87,7 @@ const (
 
 func writeModelExtras(t testing.TB, endpoint string) {
 	t.Helper()
-	g, closeFn, err := graphread.Connect(endpoint)
+	g, closeFn, err := lfgraph.Connect(endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func writeModelExtras(t testing.TB, endpoint string) {
 // an httptest server around it.
 func newTestServer(t testing.TB, endpoint string, cfg Config) (*Server, *httptest.Server) {
 	t.Helper()
-	d, err := sink.NewDialer(sink.Config{Endpoint: endpoint})
+	d, err := lfgraph.NewDialer(lfgraph.Config{Endpoint: endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}

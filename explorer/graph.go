@@ -10,8 +10,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
-	"github.com/lineageflow/lineageflow/sink"
+	lfgraph "github.com/lineageflow/lineageflow/graph" // the name graph is this package's reader type
 )
 
 // Error classes of [GraphError] (the "error" of a 503 answer and of a watch
@@ -37,11 +36,11 @@ func (e *GraphError) Error() string { return fmt.Sprintf("explorer: %s: %v", e.C
 func (e *GraphError) Unwrap() error { return e.Err }
 
 // graph runs read traversals over one pooled gremlin-go connection, dialled
-// lazily through the shared sink.Dialer and replaced after a connection
+// lazily through the [lfgraph.Dialer] and replaced after a connection
 // error. gremlin-go has no context: every read is bounded by
 // RequestTimeout (its result set closed when abandoned).
 type graph struct {
-	dialer  *sink.Dialer
+	dialer  *lfgraph.Dialer
 	conns   int
 	timeout time.Duration
 	log     *slog.Logger
@@ -66,7 +65,7 @@ func (gr *graph) sourceWithin(ctx context.Context, d time.Duration) (*gremlingo.
 	}
 	dctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	drc, err := gr.dialer.Dial(dctx, sink.DialOptions{Connections: gr.conns, Logger: gr.log, Verbosity: gremlingo.Error})
+	drc, err := gr.dialer.Dial(dctx, lfgraph.DialOptions{Connections: gr.conns, Logger: gr.log, Verbosity: gremlingo.Error})
 	if err != nil {
 		return nil, nil, &GraphError{Class: ClassUnreachable, Err: err}
 	}
@@ -83,14 +82,7 @@ func (gr *graph) reset(drc *gremlingo.DriverRemoteConnection) {
 	}
 	gr.mu.drc, gr.mu.g = nil, nil
 	gr.mu.Unlock()
-	go closeQuietly(drc)
-}
-
-func closeQuietly(drc *gremlingo.DriverRemoteConnection) {
-	// gremlin-go v3.7.4 may close a broken transport twice ("close of
-	// closed channel"); the socket is closed either way.
-	defer func() { _ = recover() }()
-	drc.Close()
+	go lfgraph.CloseQuietly(drc)
 }
 
 func (gr *graph) close() {
@@ -99,7 +91,7 @@ func (gr *graph) close() {
 	gr.mu.drc, gr.mu.g = nil, nil
 	gr.mu.Unlock()
 	if drc != nil {
-		closeQuietly(drc)
+		lfgraph.CloseQuietly(drc)
 	}
 }
 
@@ -190,13 +182,13 @@ func (gr *graph) read(ctx context.Context, build func(g *gremlingo.GraphTraversa
 		gr.reset(drc)
 		return nil, ge
 	}
-	switch sink.Classify(r.err) {
-	case sink.CodeConnection, sink.CodeReadOnlyViolation:
+	switch lfgraph.Classify(r.err) {
+	case lfgraph.CodeConnection, lfgraph.CodeReadOnlyViolation:
 		gr.reset(drc)
 		return nil, &GraphError{Class: ClassUnreachable, Err: r.err}
-	case sink.CodeThrottling:
+	case lfgraph.CodeThrottling:
 		return nil, &GraphError{Class: ClassOverloaded, Err: r.err}
-	case sink.CodeTimeout:
+	case lfgraph.CodeTimeout:
 		gr.reset(drc)
 		return nil, &GraphError{Class: ClassTimeout, Err: r.err}
 	}
@@ -225,7 +217,7 @@ func asString(v any) string {
 
 // asInt64 returns a numeric property value as int64 (as GraphBinary
 // returns it: int64, int32, int or an integral float64).
-func asInt64(v any) (int64, bool) { return graphread.AsInt64(v) }
+func asInt64(v any) (int64, bool) { return lfgraph.AsInt64(v) }
 
 // anyStrings converts ids for g.V(...).
 func anyStrings(ids []string) []any {

@@ -11,7 +11,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
-	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // index is the in-process name index behind search and the Marquez
@@ -52,7 +52,7 @@ type vertexCounts map[string]int64
 
 func countVertices(ctx context.Context, gr *graph) (vertexCounts, error) {
 	rows, err := gr.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
-		return g.V().HasLabel("Dataset", "Job", "DatasetAlias").GroupCount().By(gremlingo.T.Label)
+		return g.V().HasLabel(lineage.LabelDataset, lineage.LabelJob, lineage.LabelDatasetAlias).GroupCount().By(gremlingo.T.Label)
 	})
 	if err != nil {
 		return nil, err
@@ -131,13 +131,13 @@ func vertexEntry(id string) (indexEntry, bool) {
 // index.
 func (ix *index) load(ctx context.Context, gr *graph) error {
 	rows, err := gr.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
-		return g.V().HasLabel("Dataset", "Job").Id()
+		return g.V().HasLabel(lineage.LabelDataset, lineage.LabelJob).Id()
 	})
 	if err == nil {
 		var aliasRows []*gremlingo.Result
 		aliasRows, err = gr.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 			T, __ := gremlingo.T, gremlingo.T__
-			return g.V().HasLabel("DatasetAlias").Project("id", "t").By(T.Id).By(__.Out(edgeAliasOf).Id().Limit(1).Fold())
+			return g.V().HasLabel(lineage.LabelDatasetAlias).Project("id", "t").By(T.Id).By(__.Out(edgeAliasOf).Id().Limit(1).Fold())
 		})
 		if err == nil {
 			entries := make([]indexEntry, 0, len(rows)+len(aliasRows))
@@ -200,7 +200,7 @@ const maxDeltaRows = 20_000
 func (ix *index) loadNew(ctx context.Context, gr *graph, since int64) (int, error) {
 	rows, err := gr.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, P, __ := gremlingo.T, gremlingo.P, gremlingo.T__
-		return g.E().Has(sink.PropFirstSeen, P.Gte(since)).Limit(maxDeltaRows+1).
+		return g.E().Has(lineage.PropFirstSeen, P.Gte(since)).Limit(maxDeltaRows+1).
 			Project("l", "o", "i").By(T.Label).By(__.OutV().Id()).By(__.InV().Id())
 	})
 	if err != nil {

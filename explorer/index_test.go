@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	lfgraph "github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/sink"
 )
@@ -129,7 +130,7 @@ func writeBatch(t testing.TB, endpoint string, b lineage.Batch) {
 // TestIndexConfig: a full reload more frequent than the incremental one is
 // a configuration error naming the flag to fix.
 func TestIndexConfig(t *testing.T) {
-	d, err := sink.NewDialer(sink.Config{Endpoint: "ws://127.0.0.1:1/gremlin"})
+	d, err := lfgraph.NewDialer(lfgraph.Config{Endpoint: "ws://127.0.0.1:1/gremlin"})
 	if err != nil {
 		t.Fatal(err)
 	}

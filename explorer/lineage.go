@@ -96,7 +96,7 @@ func (s *Server) resolve(ctx context.Context, p parsedID) (Ref, error) {
 	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, __ := gremlingo.T, gremlingo.T__
 		return g.V(anyStrings(ids)...).Project("id", "target").
-			By(T.Id).By(__.Out(edgeAliasOf).HasLabel("Dataset").Id().Limit(1).Fold())
+			By(T.Id).By(__.Out(edgeAliasOf).HasLabel(lineage.LabelDataset).Id().Limit(1).Fold())
 	})
 	if err != nil {
 		return Ref{}, err
@@ -278,7 +278,7 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 	countCap := w.s.cfg.CountCap
 	rows, err := w.s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, P, __ := gremlingo.T, gremlingo.P, gremlingo.T__
-		updated := __.Coalesce(__.Values("updatedAt"), __.Constant(int64(0)))
+		updated := __.Coalesce(__.Values(lineage.PropUpdatedAt), __.Constant(int64(0)))
 		// aggregate("s") collects the found vertices first (a barrier);
 		// where(within("s")) then tests each edge's target against that
 		// set by hash (BulkSet.contains), where hasId(within(ids...))
@@ -290,8 +290,8 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 			By(__.OutE(walkLabels...).Limit(countCap).Count()).
 			By(__.OutE(lineageLabels...).Limit(countCap).Where(__.InV().Where(P.Within("found"))).
 				Project("id", "label", "i", "p").By(T.Id).By(T.Label).By(__.InV().Id()).By(__.ValueMap()).Fold()).
-			By(__.In(edgeRunOf).HasLabel("Run").Limit(w.s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(1).Values("state").Fold()).
-			By(__.In(edgeRunOf).HasLabel("Run").Limit(w.s.cfg.RunScan).Has("state", "FAIL").Limit(1).Count())
+			By(__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(1).Values(lineage.PropState).Fold()).
+			By(__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Has(lineage.PropState, string(lineage.TypeFail)).Limit(1).Count())
 	})
 	if err != nil {
 		return nil, err
@@ -339,10 +339,10 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 		e := LineageEdge{ID: asString(m["id"]), Type: asString(m["label"]), Origin: on.ref.NodeID(), Destination: in.ref.NodeID()}
 		if pm, ok := m["p"].(map[any]any); ok {
 			pr := props(pm)
-			if v, ok := asInt64(pr["firstSeen"]); ok {
+			if v, ok := asInt64(pr[lineage.PropFirstSeen]); ok {
 				e.FirstSeen = &v
 			}
-			if v, ok := asInt64(pr["lastSeen"]); ok {
+			if v, ok := asInt64(pr[lineage.PropLastSeen]); ok {
 				e.LastSeen = &v
 				for _, n := range []*nodeState{on, in} {
 					if n.lastSeen == nil || *n.lastSeen < v {
@@ -350,7 +350,7 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 					}
 				}
 			}
-			e.LastRunID = asString(pr["lastRunId"])
+			e.LastRunID = asString(pr[lineage.PropLastRunID])
 		}
 		if e.Type != EdgeDerives {
 			outUsed[o]++

@@ -312,12 +312,12 @@ func mqRun(rs RunSummary) MQRun {
 	}
 	run := MQRun{
 		ID: rs.RunID, CreatedAt: created, UpdatedAt: updated,
-		NominalStartTime: isoPtr(num("nominalStartTime")), NominalEndTime: isoPtr(num("nominalEndTime")),
+		NominalStartTime: isoPtr(num(lineage.PropNominalStartTime)), NominalEndTime: isoPtr(num(lineage.PropNominalEndTime)),
 		State: mqState(rs.State), StartedAt: isoPtr(rs.StartedAt), EndedAt: isoPtr(rs.EndedAt), DurationMs: rs.DurationMs,
 		Args: map[string]any{}, InputDatasetVersions: []any{}, OutputDatasetVersions: []any{},
 		Context: map[string]any{}, Facets: map[string]any{},
 	}
-	if ns, name := asString(p["jobNamespace"]), asString(p["jobName"]); ns != "" || name != "" {
+	if ns, name := asString(p[lineage.PropJobNamespace]), asString(p[lineage.PropJobName]); ns != "" || name != "" {
 		run.JobVersion = &MQJobVersion{Namespace: ns, Name: name}
 	}
 	if rs.ErrorMessage != nil {
@@ -496,7 +496,7 @@ func (s *Server) mqRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rows, err := s.graph.read(r.Context(), func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
-		return g.V(runVertexIDs(id)...).HasLabel("Run").ValueMap()
+		return g.V(runVertexIDs(id)...).HasLabel(lineage.LabelRun).ValueMap()
 	})
 	if err != nil {
 		s.fail(w, r, err)
@@ -683,7 +683,7 @@ func (s *Server) columnLineage(ctx context.Context, ref Ref, field string, depth
 		}
 		t = t.In(edgeFieldOf).HasLabel(labelField)
 		if field != "" {
-			t = t.Has("field", field)
+			t = t.Has(lineage.PropField, field)
 		}
 		return t.Limit(s.cfg.MaxFanOut).Id()
 	})
@@ -705,9 +705,9 @@ func (s *Server) columnLineage(ctx context.Context, ref Ref, field string, depth
 			T, __ := gremlingo.T, gremlingo.T__
 			str := func(k string) *gremlingo.GraphTraversal { return __.Coalesce(__.Values(k), __.Constant("")) }
 			return g.V(anyStrings(frontier)...).Project("id", "ns", "ds", "f", "in", "out").By(T.Id).
-				By(str("namespace")).By(str("name")).By(str("field")).
+				By(str(lineage.PropNamespace)).By(str(lineage.PropName)).By(str(lineage.PropField)).
 				By(__.InE(edgeColumnDerives).Limit(s.cfg.MaxFanOut).
-					Project("o", "tt", "td").By(__.OutV().Id()).By(str("transformationType")).By(str("transformationDescription")).Fold()).
+					Project("o", "tt", "td").By(__.OutV().Id()).By(str(lineage.PropTransformationType)).By(str(lineage.PropTransformationDescription)).Fold()).
 				By(__.Out(edgeColumnDerives).Limit(s.cfg.MaxFanOut).Id().Fold())
 		})
 		if err != nil {

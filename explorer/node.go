@@ -6,11 +6,9 @@ import (
 	"strings"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
-)
 
-// stampSuffix names the graph property holding a mergeable property's
-// stamp (lineage.StampSuffix in the model).
-const stampSuffix = "_ts"
+	"github.com/lineageflow/lineageflow/lineage"
+)
 
 // maxRuns is how many runs /api/lf/v1/node lists for a job.
 const maxRuns = 20
@@ -81,15 +79,15 @@ func (s *Server) details(ctx context.Context, ids []string, runs int) (map[strin
 	}
 	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, __ := gremlingo.T, gremlingo.T__
-		updated := __.Coalesce(__.Values("updatedAt"), __.Constant(int64(0)))
+		updated := __.Coalesce(__.Values(lineage.PropUpdatedAt), __.Constant(int64(0)))
 		return g.V(anyStrings(ids)...).Project("id", "p", "aliases", "first", "last", "runs", "in", "out").
 			By(T.Id).
 			By(__.ValueMap()).
-			By(__.In(edgeAliasOf).HasLabel("DatasetAlias").Limit(s.cfg.MaxFanOut).ValueMap().Fold()).
-			By(__.BothE(lineageLabels...).Limit(s.cfg.CountCap).Values("firstSeen").Min().Fold()).
-			By(__.BothE(lineageLabels...).Limit(s.cfg.CountCap).Has("lastSeen").
-				Order().By("lastSeen", gremlingo.Order.Desc).Limit(1).ValueMap().Fold()).
-			By(__.In(edgeRunOf).HasLabel("Run").Limit(s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(runs).ValueMap().Fold()).
+			By(__.In(edgeAliasOf).HasLabel(lineage.LabelDatasetAlias).Limit(s.cfg.MaxFanOut).ValueMap().Fold()).
+			By(__.BothE(lineageLabels...).Limit(s.cfg.CountCap).Values(lineage.PropFirstSeen).Min().Fold()).
+			By(__.BothE(lineageLabels...).Limit(s.cfg.CountCap).Has(lineage.PropLastSeen).
+				Order().By(lineage.PropLastSeen, gremlingo.Order.Desc).Limit(1).ValueMap().Fold()).
+			By(__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(runs).ValueMap().Fold()).
 			By(__.In(walkLabels...).Limit(s.cfg.MaxFanOut).Id().Fold()).
 			By(__.Out(walkLabels...).Limit(s.cfg.MaxFanOut).Id().Fold())
 	})
@@ -120,7 +118,7 @@ func nodeDetails(ref Ref, m map[any]any) *NodeDetails {
 		for k := range d.Properties {
 			// The merge stamps the sink keeps beside mergeable properties
 			// (lineage.StampSuffix) are bookkeeping, not facets.
-			if strings.HasSuffix(k, stampSuffix) {
+			if strings.HasSuffix(k, lineage.StampSuffix) {
 				delete(d.Properties, k)
 			}
 		}
@@ -128,7 +126,7 @@ func nodeDetails(ref Ref, m map[any]any) *NodeDetails {
 	for _, a := range list(m["aliases"]) {
 		if am, ok := a.(map[any]any); ok {
 			ap := props(am)
-			d.Aliases = append(d.Aliases, AliasName{Namespace: asString(ap["namespace"]), Name: asString(ap["name"]), Type: asString(ap["type"])})
+			d.Aliases = append(d.Aliases, AliasName{Namespace: asString(ap[lineage.PropNamespace]), Name: asString(ap[lineage.PropName]), Type: asString(ap[lineage.PropAliasType])})
 		}
 	}
 	if l := list(m["first"]); len(l) == 1 {
@@ -139,10 +137,10 @@ func nodeDetails(ref Ref, m map[any]any) *NodeDetails {
 	if l := list(m["last"]); len(l) == 1 {
 		if em, ok := l[0].(map[any]any); ok {
 			ep := props(em)
-			if v, ok := asInt64(ep["lastSeen"]); ok {
+			if v, ok := asInt64(ep[lineage.PropLastSeen]); ok {
 				d.LastSeen = &v
 			}
-			if v, ok := ep["lastRunId"]; ok {
+			if v, ok := ep[lineage.PropLastRunID]; ok {
 				rid := asString(v)
 				d.LastRunID = &rid
 			}
@@ -169,15 +167,15 @@ func nodeDetails(ref Ref, m map[any]any) *NodeDetails {
 }
 
 func runSummary(p map[string]any) RunSummary {
-	rs := RunSummary{RunID: asString(p["runId"]), State: asString(p["state"]), props: p}
+	rs := RunSummary{RunID: asString(p[lineage.PropRunID]), State: asString(p[lineage.PropState]), props: p}
 	num := func(k string) *int64 {
 		if v, ok := asInt64(p[k]); ok {
 			return &v
 		}
 		return nil
 	}
-	rs.StartedAt, rs.EndedAt, rs.DurationMs, rs.UpdatedAt = num("startedAt"), num("endedAt"), num("durationMs"), num("updatedAt")
-	if v, ok := p["errorMessage"]; ok && asString(v) != "" {
+	rs.StartedAt, rs.EndedAt, rs.DurationMs, rs.UpdatedAt = num(lineage.PropStartedAt), num(lineage.PropEndedAt), num(lineage.PropDurationMs), num(lineage.PropUpdatedAt)
+	if v, ok := p[lineage.PropErrorMessage]; ok && asString(v) != "" {
 		e := asString(v)
 		rs.ErrorMessage = &e
 	}

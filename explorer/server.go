@@ -13,14 +13,14 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
-	"github.com/lineageflow/lineageflow/sink"
+	lfgraph "github.com/lineageflow/lineageflow/graph" // the name graph is this package's reader type
 )
 
 // Config configures a [Server]. Zero values mean the defaults.
 type Config struct {
-	// Dialer reaches the Gremlin endpoint (the same sink.Dialer `run`
-	// writes through). Required.
-	Dialer *sink.Dialer
+	// Dialer reaches the Gremlin endpoint (the same kind of graph.Dialer
+	// `run` writes through). Required.
+	Dialer *lfgraph.Dialer
 	// Connections is the websocket pool size (default 4).
 	Connections int
 	// RequestTimeout bounds one Gremlin read (default 10 s).
@@ -93,7 +93,7 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("explorer: "+format, a...)) }
 	if c.Dialer == nil {
-		bad("Dialer is nil: build one with sink.NewDialer for the Gremlin endpoint")
+		bad("Dialer is nil: build one with graph.NewDialer for the Gremlin endpoint")
 	}
 	if c.Connections < 1 || c.MaxFanOut < 1 || c.DefaultMaxNodes < 1 || c.MaxDepth < 1 || c.CountCap < 1 || c.RunScan < 1 {
 		bad("Connections, MaxFanOut, DefaultMaxNodes, MaxDepth, CountCap and RunScan must be positive")

@@ -27,6 +27,18 @@ const (
 	EdgeChildOf = "CHILD_OF"
 )
 
+// Property keys of the vertices and edges themselves (not [Prop]s: the sink
+// writes them from [Vertex] and [Edge] fields). The names of all other
+// properties are the Prop* constants next to what they describe; the
+// stamp of a mergeable property k is the property k + [StampSuffix].
+const (
+	PropNamespace = "namespace" // Dataset, Job, DatasetAlias (DatasetField: its dataset's): set when the vertex is created
+	PropName      = "name"      // idem
+	PropFirstSeen = "firstSeen" // edges: min eventTime (Unix ms) of the reports
+	PropLastSeen  = "lastSeen"  // edges: max eventTime (Unix ms) of the reports
+	PropLastRunID = "lastRunId" // edges: the run of lastSeen (ties: the larger run id)
+)
+
 // Run vertex property keys (see [Prop] for the merge rules).
 const (
 	PropRunID            = "runId"            // constant

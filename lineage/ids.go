@@ -50,15 +50,24 @@ func JobVertex(j Job) Vertex {
 // EdgeID is the id of the one edge (outV)-[label]->(inV): label + ":" + the
 // first 128 bits of SHA-256 over the length-prefixed (label, outV, inV),
 // in hex. There is exactly one edge per (outV, label, inV), whatever the
-// window or run that reported it.
+// window or run that reported it. It allocates only the string (for labels
+// up to 63 bytes): a barrier calls it once per sealed edge.
 func EdgeID(label, outV, inV string) string {
-	var sum [sha256.Size]byte
-	h := sha256.New()
-	writeLP(h, label)
-	writeLP(h, outV)
-	writeLP(h, inV)
-	h.Sum(sum[:0])
-	return label + ":" + hex.EncodeToString(sum[:16])
+	var stack [512]byte
+	b := stack[:0]
+	b = appendLP(b, label)
+	b = appendLP(b, outV)
+	b = appendLP(b, inV)
+	sum := sha256.Sum256(b)
+	var idBuf [96]byte
+	id := idBuf[:0]
+	if n := len(label) + 1 + 32; n > len(idBuf) {
+		id = make([]byte, 0, n)
+	}
+	id = append(id, label...)
+	id = append(id, ':')
+	id = hex.AppendEncode(id, sum[:16])
+	return string(id)
 }
 
 // NewEdge returns the edge (outV)-[label]->(inV) with its id and the given
@@ -70,24 +79,36 @@ func NewEdge(label, outV, inV string, firstSeen, lastSeen int64, runID string) E
 
 // WindowKey is the idempotency key of a collapsed edge in one window:
 // SHA-256 over the length-prefixed (label, outV, inV) and the window bucket
-// (start of the window in Unix milliseconds, 8 bytes big-endian).
+// (start of the window in Unix milliseconds, 8 bytes big-endian). It does
+// not allocate.
 func WindowKey(label, outV, inV string, bucket int64) [sha256.Size]byte {
-	var sum [sha256.Size]byte
-	h := sha256.New()
-	writeLP(h, label)
-	writeLP(h, outV)
-	writeLP(h, inV)
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(bucket))
-	h.Write(b[:])
-	h.Sum(sum[:0])
-	return sum
+	return windowKey("", label, outV, inV, bucket)
 }
 
-type byteWriter interface{ Write([]byte) (int, error) }
+// VertexWindowKey is the idempotency key of a vertex in one window:
+// WindowKey("V:"+label, id, "", bucket), without building the string (no
+// edge label starts with "V:", so it never equals an edge's key).
+func VertexWindowKey(label, id string, bucket int64) [sha256.Size]byte {
+	return windowKey("V:", label, id, "", bucket)
+}
 
-func writeLP(w byteWriter, s string) {
-	var n [binary.MaxVarintLen64]byte
-	_, _ = w.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-	_, _ = w.Write([]byte(s))
+// windowKey is WindowKey(prefix+label, outV, inV, bucket): the
+// length-prefixed fields go into a stack buffer (inputs over 512 bytes
+// spill to the heap) hashed with one sha256.Sum256.
+func windowKey(prefix, label, outV, inV string, bucket int64) [sha256.Size]byte {
+	var stack [512]byte
+	b := stack[:0]
+	b = binary.AppendUvarint(b, uint64(len(prefix)+len(label)))
+	b = append(b, prefix...)
+	b = append(b, label...)
+	b = appendLP(b, outV)
+	b = appendLP(b, inV)
+	b = binary.BigEndian.AppendUint64(b, uint64(bucket))
+	return sha256.Sum256(b)
+}
+
+// appendLP appends the varint length of s and s.
+func appendLP(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
 }

@@ -1,6 +1,13 @@
 package lineage
 
-import "testing"
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"hash"
+	"strings"
+	"testing"
+)
 
 func TestDatasetIDInjective(t *testing.T) {
 	tests := []struct {
@@ -79,5 +86,73 @@ func TestEdgeMergeCommutative(t *testing.T) {
 	b.Merge(x)
 	if a != b || a.LastRunID != "r2" {
 		t.Fatalf("tie on lastSeen not broken by run id: %+v %+v", a, b)
+	}
+}
+
+// refEdgeID and refWindowKey are the definitions of EdgeID and WindowKey
+// written the plain way (a streaming hash.Hash); the allocation-free
+// versions must give exactly the same bytes.
+func refEdgeID(label, outV, inV string) string {
+	h := sha256.New()
+	refWriteLP(h, label)
+	refWriteLP(h, outV)
+	refWriteLP(h, inV)
+	return label + ":" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func refWindowKey(label, outV, inV string, bucket int64) [sha256.Size]byte {
+	h := sha256.New()
+	refWriteLP(h, label)
+	refWriteLP(h, outV)
+	refWriteLP(h, inV)
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(bucket))
+	h.Write(b[:])
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+func refWriteLP(h hash.Hash, s string) {
+	var n [binary.MaxVarintLen64]byte
+	h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+	h.Write([]byte(s))
+}
+
+func TestIDsMatchReference(t *testing.T) {
+	long := strings.Repeat("x", 700) // longer than the stack buffer
+	longLabel := strings.Repeat("L", 80)
+	cases := []struct{ label, out, in string }{
+		{EdgeDerives, "dataset:2:ns/a", "dataset:2:ns/b"},
+		{EdgeInputTo, "", ""},
+		{EdgeOutputs, "job:1:n/ß", long},
+		{LabelDataset, long + long, "x"},
+		{longLabel, "a", "b"}, // id longer than the id buffer
+	}
+	for _, c := range cases {
+		if got, want := EdgeID(c.label, c.out, c.in), refEdgeID(c.label, c.out, c.in); got != want {
+			t.Errorf("EdgeID(%.20q) = %s, want %s", c.label, got, want)
+		}
+		for _, bucket := range []int64{0, -10000, 1767225600000} {
+			if WindowKey(c.label, c.out, c.in, bucket) != refWindowKey(c.label, c.out, c.in, bucket) {
+				t.Errorf("WindowKey(%.20q, %d) differs from the reference", c.label, bucket)
+			}
+			if VertexWindowKey(c.label, c.out, bucket) != refWindowKey("V:"+c.label, c.out, "", bucket) {
+				t.Errorf("VertexWindowKey(%.20q, %d) differs from the reference", c.label, bucket)
+			}
+		}
+	}
+}
+
+func TestIDsAllocations(t *testing.T) {
+	a, b := DatasetID(Dataset{"ns", "a"}), DatasetID(Dataset{"ns", "b"})
+	if n := testing.AllocsPerRun(100, func() { _ = WindowKey(EdgeDerives, a, b, 10000) }); n != 0 {
+		t.Errorf("WindowKey allocates %v times, want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = VertexWindowKey(LabelDataset, a, 10000) }); n != 0 {
+		t.Errorf("VertexWindowKey allocates %v times, want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = EdgeID(EdgeDerives, a, b) }); n != 1 {
+		t.Errorf("EdgeID allocates %v times, want 1 (the string)", n)
 	}
 }

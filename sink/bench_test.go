@@ -12,7 +12,8 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
+	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
@@ -107,12 +108,12 @@ func BenchmarkUpsertBatchedVsSingle(b *testing.B) {
 // with ns.
 func dropNS(t testing.TB, endpoint, ns string) {
 	t.Helper()
-	g, closeFn, err := graphread.Connect(endpoint)
+	g, closeFn, err := graph.Connect(endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeFn()
-	if _, err := g.V().Has(PropNamespace, gremlingo.TextP.StartingWith(ns)).Drop().ToList(); err != nil {
+	if _, err := g.V().Has(lineage.PropNamespace, gremlingo.TextP.StartingWith(ns)).Drop().ToList(); err != nil {
 		t.Fatal(err)
 	}
 }

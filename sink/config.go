@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
+
+	"github.com/lineageflow/lineageflow/graph"
 )
 
 // Config configures [Neptune]. The zero value of every field but Endpoint
@@ -23,7 +24,7 @@ type Config struct {
 
 	// IAMAuth signs every websocket handshake with SigV4 (service
 	// "neptune-db", credentials from the AWS default chain), re-signed on
-	// every (re)connect. Region is required with it.
+	// every (re)connect. Region is required with it. See [graph.Config].
 	IAMAuth bool
 	Region  string
 
@@ -127,9 +128,9 @@ const (
 	DefaultInFlightPerWriter = 4
 	DefaultBatchRecords      = 200
 	DefaultMaxRequestBytes   = 512 << 10
-	DefaultWriteBufferSize   = 1 << 20
+	DefaultWriteBufferSize   = graph.DefaultWriteBufferSize
 	DefaultRequestTimeout    = 30 * time.Second
-	DefaultDialTimeout       = 5 * time.Second
+	DefaultDialTimeout       = graph.DefaultDialTimeout
 	DefaultMaxAttempts       = 8
 	DefaultBaseBackoff       = 50 * time.Millisecond
 	DefaultMaxBackoff        = 5 * time.Second
@@ -140,7 +141,7 @@ const (
 
 // WithDefaults returns c with every unset field set to its default.
 func (c Config) WithDefaults() Config {
-	c.Endpoint = normalizeEndpoint(c.Endpoint)
+	c.Endpoint = graph.NormalizeEndpoint(c.Endpoint)
 	def := func(p *int, v int) {
 		if *p == 0 {
 			*p = v
@@ -177,26 +178,8 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("sink: "+format, a...)) }
 	if c.dial == nil {
-		u, err := url.Parse(c.Endpoint)
-		switch {
-		case c.Endpoint == "":
-			bad("Endpoint is empty: set it to ws://host:8182/gremlin (local) or wss://<neptune endpoint>:8182/gremlin")
-		case err != nil:
-			bad("Endpoint %q is not a URL: %v", c.Endpoint, err)
-		case u.Scheme != "ws" && u.Scheme != "wss":
-			bad("Endpoint %q: scheme must be ws or wss, not %q", c.Endpoint, u.Scheme)
-		case u.Host == "":
-			bad("Endpoint %q has no host", c.Endpoint)
-		}
-		if c.IAMAuth && err == nil && u.Scheme != "wss" {
-			bad("IAMAuth needs a wss:// Endpoint (Neptune accepts IAM only over TLS)")
-		}
-		if c.IAMAuth && err == nil && u.Path != "/gremlin" {
-			bad("Endpoint %q: with IAMAuth the path must be /gremlin (Neptune's; the handshake is signed for the path dialled)", c.Endpoint)
-		}
-	}
-	if c.IAMAuth && c.Region == "" {
-		bad("IAMAuth is set but Region is empty: set Region to the Neptune cluster's region, e.g. us-east-1")
+		// Endpoint, TLS, IAM, Region, DialTimeout: how the graph is reached.
+		errs = append(errs, c.DialConfig().Validate())
 	}
 	if c.Writers < 1 {
 		bad("Writers = %d: need at least 1", c.Writers)
@@ -210,8 +193,8 @@ func (c Config) Validate() error {
 	if c.MaxRequestBytes < 4096 || c.MaxRequestBytes >= c.WriteBufferSize {
 		bad("MaxRequestBytes = %d: must be at least 4096 and below WriteBufferSize (%d)", c.MaxRequestBytes, c.WriteBufferSize)
 	}
-	if c.RequestTimeout < 0 || c.DialTimeout < 0 {
-		bad("RequestTimeout and DialTimeout must be positive")
+	if c.RequestTimeout < 0 {
+		bad("RequestTimeout must be positive")
 	}
 	if c.TraversalShape != ShapeChained && c.TraversalShape != ShapeFlat {
 		bad("TraversalShape = %q: must be %q or %q", c.TraversalShape, ShapeChained, ShapeFlat)
@@ -228,14 +211,9 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// normalizeEndpoint gives an endpoint without a path (or with "/") the
-// path /gremlin (Neptune's and Gremlin Server's), so that what is dialled
-// is what IAM signs. Anything unparsable is left for Validate.
-func normalizeEndpoint(ep string) string {
-	u, err := url.Parse(ep)
-	if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") {
-		return ep
-	}
-	u.Path = "/gremlin"
-	return u.String()
+// DialConfig is how c reaches the graph: the [graph.Config] the writers
+// dial with.
+func (c Config) DialConfig() graph.Config {
+	return graph.Config{Endpoint: c.Endpoint, TLS: c.TLS, IAMAuth: c.IAMAuth, Region: c.Region,
+		DialTimeout: c.DialTimeout, WriteBufferSize: c.WriteBufferSize, Logger: c.Logger}
 }

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
@@ -14,7 +14,7 @@ import (
 // readProps returns a vertex's).
 func readEdgeProps(t testing.TB, endpoint, id string) map[string][]any {
 	t.Helper()
-	g, closeFn, err := graphread.Connect(endpoint)
+	g, closeFn, err := graph.Connect(endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +83,8 @@ func TestRealEdgeProps(t *testing.T) {
 			}
 			writeAll(t, n, order, 0)
 			id := lineage.EdgeID(lineage.EdgeColumnDerives, a.ID, b.ID)
-			checkProps(t, readEdgeProps(t, ep, id), want, PropFirstSeen, PropLastSeen, PropLastRunID)
-			checkProps(t, readEdgeProps(t, ep, plain.ID), "", PropFirstSeen, PropLastSeen, PropLastRunID)
+			checkProps(t, readEdgeProps(t, ep, id), want, lineage.PropFirstSeen, lineage.PropLastSeen, lineage.PropLastRunID)
+			checkProps(t, readEdgeProps(t, ep, plain.ID), "", lineage.PropFirstSeen, lineage.PropLastSeen, lineage.PropLastRunID)
 		}
 	})
 }

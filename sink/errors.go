@@ -3,38 +3,37 @@ package sink
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/lineageflow/lineageflow/graph"
 )
 
-// Code names the class of a failed graph request. Codes are stable strings:
-// they key [Stats] retry counters (and so lineage_sink_retries_total).
-type Code string
+// Code is the class of a failed graph request ([graph.Code]); it keys
+// [Stats] retry counters (and so lineage_sink_retries_total). What the
+// writer does about each class is its policy below ([classify]).
+type Code = graph.Code
 
+// The classes of [Code], with the writer's policy for each.
 const (
-	// CodeConcurrentModification: Neptune lost a race on a vertex or edge
-	// (another transaction held it). Retried with backoff and full jitter.
-	CodeConcurrentModification Code = "ConcurrentModificationException"
-	// CodeConstraintViolation: two transactions created the same id at once.
-	// Retried with backoff (the second try matches instead of creating).
-	CodeConstraintViolation Code = "ConstraintViolationException"
-	// CodeReadOnlyViolation: the endpoint is now a reader (the cluster failed
-	// over). The connection is closed and reopened, then the request retried.
-	CodeReadOnlyViolation Code = "ReadOnlyViolationException"
-	// CodeThrottling: the server is overloaded. Backed off, then retried.
-	CodeThrottling Code = "ThrottlingException"
+	// CodeConcurrentModification: retried with backoff and full jitter.
+	CodeConcurrentModification = graph.CodeConcurrentModification
+	// CodeConstraintViolation: retried with backoff (the second try
+	// matches instead of creating).
+	CodeConstraintViolation = graph.CodeConstraintViolation
+	// CodeReadOnlyViolation: the connection is closed and reopened, then
+	// the request retried.
+	CodeReadOnlyViolation = graph.CodeReadOnlyViolation
+	// CodeThrottling: backed off, then retried.
+	CodeThrottling = graph.CodeThrottling
 	// CodeTimeout: no answer within Config.RequestTimeout. The call is
 	// abandoned, the connection replaced, the request retried.
-	CodeTimeout Code = "Timeout"
-	// CodeConnection: the connection could not be opened or broke. Reopened
-	// with backoff, the request retried.
-	CodeConnection Code = "Connection"
-	// CodeMissingVertex: mergeE found no vertex for an endpoint (the graph
-	// lost it, or the vertex cache was wrong). The batch's vertices are
-	// dropped from the cache and written again, then its edges.
-	CodeMissingVertex Code = "MissingVertex"
-	// CodeOther: any other server error (a bad traversal, a type error).
-	// Not retried by the writer; WriteBatch returns it.
-	CodeOther Code = "Other"
+	CodeTimeout = graph.CodeTimeout
+	// CodeConnection: reopened with backoff, the request retried.
+	CodeConnection = graph.CodeConnection
+	// CodeMissingVertex: the batch's vertices are dropped from the cache
+	// and written again, then its edges.
+	CodeMissingVertex = graph.CodeMissingVertex
+	// CodeOther: not retried by the writer; WriteBatch returns it.
+	CodeOther = graph.CodeOther
 )
 
 // Error is a failed graph request after the writer's retries.
@@ -70,7 +69,7 @@ var ErrClosed = errors.New("sink: closed")
 
 // errTimeout is what a connection returns when a call is abandoned after
 // Config.RequestTimeout.
-var errTimeout = errors.New("sink: request timed out")
+var errTimeout = graph.ErrTimeout
 
 // action is what a writer does about an error class.
 type action uint8
@@ -81,54 +80,15 @@ const (
 	actReconnect               // close and reopen the connection, then retry
 )
 
-// classify maps an error of a graph request to its class and the writer's
-// action. gremlin-go reports server errors as plain strings ("E0502: error
-// in read loop, error message '...'. statusCode: 244" for a 500); Neptune
-// puts "code":"<Exception>" in the message. Anything that is not a server
-// answer (dial failure, broken socket, closed connection) is a connection
-// error.
+// classify maps an error of a graph request to its class ([graph.Classify])
+// and the writer's action.
 func classify(err error) (Code, action) {
-	if errors.Is(err, errTimeout) {
-		return CodeTimeout, actReconnect
+	c := graph.Classify(err)
+	switch c {
+	case CodeConcurrentModification, CodeConstraintViolation, CodeThrottling:
+		return c, actBackoff
+	case CodeReadOnlyViolation, CodeTimeout, CodeConnection:
+		return c, actReconnect
 	}
-	s := err.Error()
-	switch {
-	case strings.Contains(s, "ConcurrentModificationException"):
-		return CodeConcurrentModification, actBackoff
-	case strings.Contains(s, "ConstraintViolationException"):
-		return CodeConstraintViolation, actBackoff
-	case strings.Contains(s, "ReadOnlyViolationException"):
-		return CodeReadOnlyViolation, actReconnect
-	case strings.Contains(s, "ThrottlingException"), strings.Contains(s, "TooManyRequestsException"),
-		strings.Contains(s, "MemoryLimitExceededException"), strings.Contains(s, "TimeLimitExceededException"):
-		return CodeThrottling, actBackoff
-	case isMissingVertex(s):
-		return CodeMissingVertex, actFail
-	case strings.Contains(s, "E0502"), strings.Contains(s, "statusCode:"):
-		// A server answer we do not know how to cure by retrying.
-		return CodeOther, actFail
-	case strings.Contains(s, "E1201"):
-		// Request larger than the client's write buffer: a sizing bug.
-		return CodeOther, actFail
-	}
-	return CodeConnection, actReconnect
-}
-
-// isMissingVertex recognises mergeE's "an endpoint does not exist" answers
-// (TinkerGraph 3.7.4: "Vertex id could not be resolved from mergeE: ...",
-// older: "Vertex does not exist for mergeE: ...", Neptune: "... vertex ...
-// not found").
-func isMissingVertex(s string) bool {
-	l := strings.ToLower(s)
-	return strings.Contains(l, "vertex") && (strings.Contains(l, "does not exist") || strings.Contains(l, "not found") || strings.Contains(l, "could not be found") ||
-		strings.Contains(l, "could not be resolved"))
-}
-
-// Classify returns the class of an error of a graph request, as the
-// writers see it (a server answer by its Neptune exception name, anything
-// else a connection error). Readers of the graph (the explorer) use it to
-// report why the graph did not answer.
-func Classify(err error) Code {
-	c, _ := classify(err)
-	return c
+	return c, actFail // CodeMissingVertex (WriteBatch rewrites), CodeOther
 }

@@ -3,24 +3,24 @@ package sink
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // newGremlinDialer returns the dialFunc of real Gremlin connections: one
 // gremlin-go DriverRemoteConnection (one websocket) per writer, opened by
-// the shared [Dialer].
+// one [graph.Dialer].
 func newGremlinDialer(cfg Config) (dialFunc, error) {
-	d, err := NewDialer(cfg)
+	d, err := graph.NewDialer(cfg.DialConfig())
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context, w int) (conn, error) {
-		drc, err := d.Dial(ctx, DialOptions{Connections: 1, Logger: cfg.Logger.With("writer", w)})
+		drc, err := d.Dial(ctx, graph.DialOptions{Connections: 1, Logger: cfg.Logger.With("writer", w)})
 		if err != nil {
 			return nil, err
 		}
@@ -106,13 +106,7 @@ func (c *gremlinConn) Close() {
 	}
 	c.mu.closed = true
 	c.mu.Unlock()
-	func() {
-		// gremlin-go v3.7.4 may close the transport from its read loop at
-		// the same time ("close of closed channel"); the socket is closed
-		// either way.
-		defer func() { _ = recover() }()
-		c.drc.Close()
-	}()
+	graph.CloseQuietly(c.drc)
 	c.mu.Lock()
 	pending := c.mu.pending
 	c.mu.pending = nil
@@ -120,27 +114,4 @@ func (c *gremlinConn) Close() {
 	for rs := range pending {
 		rs.Close()
 	}
-}
-
-// slogAdapter routes gremlin-go's logs to slog.
-type slogAdapter struct{ l *slog.Logger }
-
-func (a slogAdapter) Log(verbosity gremlingo.LogVerbosity, v ...interface{}) {
-	a.l.Log(context.Background(), level(verbosity), "gremlin-go: "+fmt.Sprint(v...))
-}
-
-func (a slogAdapter) Logf(verbosity gremlingo.LogVerbosity, format string, v ...interface{}) {
-	a.l.Log(context.Background(), level(verbosity), "gremlin-go: "+fmt.Sprintf(format, v...))
-}
-
-func level(v gremlingo.LogVerbosity) slog.Level {
-	switch v {
-	case gremlingo.Debug:
-		return slog.LevelDebug
-	case gremlingo.Info:
-		return slog.LevelInfo
-	case gremlingo.Warning:
-		return slog.LevelWarn
-	}
-	return slog.LevelError
 }

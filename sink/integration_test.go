@@ -11,7 +11,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
@@ -47,15 +47,15 @@ func testNS(t testing.TB) string {
 // edges share (out, label, in).
 func dumpGraph(t testing.TB, endpoint, ns string) ([]lineage.Vertex, []lineage.Edge) {
 	t.Helper()
-	g, closeFn, err := graphread.Connect(endpoint)
+	g, closeFn, err := graph.Connect(endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeFn()
 	T__ := gremlingo.T__
-	vres, err := g.V().Has(PropNamespace, gremlingo.TextP.StartingWith(ns)).
+	vres, err := g.V().Has(lineage.PropNamespace, gremlingo.TextP.StartingWith(ns)).
 		Project("id", "label", "ns", "name", "props").
-		By(gremlingo.T.Id).By(gremlingo.T.Label).By(PropNamespace).By(PropName).
+		By(gremlingo.T.Id).By(gremlingo.T.Label).By(lineage.PropNamespace).By(lineage.PropName).
 		By(T__.Properties().Count()).ToList()
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +69,10 @@ func dumpGraph(t testing.TB, endpoint, ns string) ([]lineage.Vertex, []lineage.E
 		vs = append(vs, lineage.Vertex{ID: m["id"].(string), Label: m["label"].(string),
 			Namespace: m["ns"].(string), Name: m["name"].(string)})
 	}
-	eres, err := g.V().Has(PropNamespace, gremlingo.TextP.StartingWith(ns)).OutE().
+	eres, err := g.V().Has(lineage.PropNamespace, gremlingo.TextP.StartingWith(ns)).OutE().
 		Project("id", "label", "out", "in", "f", "l", "r", "props").
 		By(gremlingo.T.Id).By(gremlingo.T.Label).By(T__.OutV().Id()).By(T__.InV().Id()).
-		By(PropFirstSeen).By(PropLastSeen).By(PropLastRunID).By(T__.Properties().Count()).ToList()
+		By(lineage.PropFirstSeen).By(lineage.PropLastSeen).By(lineage.PropLastRunID).By(T__.Properties().Count()).ToList()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestRealMissingVertex(t *testing.T) {
 // readProps reads vertex id's properties (valueMap) from the graph.
 func readProps(t testing.TB, endpoint, id string) map[string][]any {
 	t.Helper()
-	g, closeFn, err := graphread.Connect(endpoint)
+	g, closeFn, err := graph.Connect(endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestRealVertexProps(t *testing.T) {
 				order = []Batch{one}
 			}
 			writeAll(t, n, order, 0)
-			checkProps(t, readProps(t, ep, ds.ID), want, PropNamespace, PropName)
+			checkProps(t, readProps(t, ep, ds.ID), want, lineage.PropNamespace, lineage.PropName)
 			checkProps(t, readProps(t, ep, run.ID), want)
 		}
 	})
@@ -367,7 +367,7 @@ func TestRealVertexCacheFacets(t *testing.T) {
 				// After each delivery the graph is the fold so far (a
 				// first delivery that is bare creates the bare vertex).
 				sofar = sofar.Merge(deliveries[i])
-				checkProps(t, readProps(t, ep, ds.ID), sofar, PropNamespace, PropName)
+				checkProps(t, readProps(t, ep, ds.ID), sofar, lineage.PropNamespace, lineage.PropName)
 			}
 			if sofar != want {
 				t.Fatal("fold differs")

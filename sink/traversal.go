@@ -8,15 +8,6 @@ import (
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
-// Vertex and edge property keys in the graph.
-const (
-	PropNamespace = "namespace"
-	PropName      = "name"
-	PropFirstSeen = "firstSeen"
-	PropLastSeen  = "lastSeen"
-	PropLastRunID = "lastRunId"
-)
-
 // vertexTraversal is one traversal of chained mergeV steps. The search map
 // is the vertex's id and label; a created vertex gets its namespace and
 // name (when not empty) and its properties (each with its stamp, see
@@ -57,8 +48,8 @@ func vertexTraversal(g *gremlingo.GraphTraversalSource, vs []lineage.Vertex) *gr
 func createMap(v lineage.Vertex, props []lineage.Prop) map[interface{}]interface{} {
 	c := make(map[interface{}]interface{}, 2+2*len(props))
 	if v.Namespace != "" || v.Name != "" {
-		c[PropNamespace] = gremlingo.CardinalityValue.Single(v.Namespace)
-		c[PropName] = gremlingo.CardinalityValue.Single(v.Name)
+		c[lineage.PropNamespace] = gremlingo.CardinalityValue.Single(v.Namespace)
+		c[lineage.PropName] = gremlingo.CardinalityValue.Single(v.Name)
 	}
 	for _, p := range props {
 		c[p.Key] = gremlingo.CardinalityValue.Single(p.Value())
@@ -86,7 +77,7 @@ func edgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gremli
 			gremlingo.Direction.From: e.OutV, gremlingo.Direction.To: e.InV,
 		}
 		create := map[interface{}]interface{}{
-			PropFirstSeen: e.FirstSeen, PropLastSeen: e.LastSeen, PropLastRunID: e.LastRunID,
+			lineage.PropFirstSeen: e.FirstSeen, lineage.PropLastSeen: e.LastSeen, lineage.PropLastRunID: e.LastRunID,
 		}
 		props := e.Props.List()
 		for _, p := range props {
@@ -98,11 +89,11 @@ func edgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gremli
 			t = t.MergeE(match)
 		}
 		t = t.Option(gremlingo.Merge.OnCreate, create).
-			SideEffect(T__.Has(PropFirstSeen, P.Gt(e.FirstSeen)).Property(PropFirstSeen, e.FirstSeen)).
+			SideEffect(T__.Has(lineage.PropFirstSeen, P.Gt(e.FirstSeen)).Property(lineage.PropFirstSeen, e.FirstSeen)).
 			SideEffect(T__.Or(
-				T__.Has(PropLastSeen, P.Lt(e.LastSeen)),
-				T__.Has(PropLastSeen, e.LastSeen).Has(PropLastRunID, P.Lt(e.LastRunID)),
-			).Property(PropLastSeen, e.LastSeen).Property(PropLastRunID, e.LastRunID))
+				T__.Has(lineage.PropLastSeen, P.Lt(e.LastSeen)),
+				T__.Has(lineage.PropLastSeen, e.LastSeen).Has(lineage.PropLastRunID, P.Lt(e.LastRunID)),
+			).Property(lineage.PropLastSeen, e.LastSeen).Property(lineage.PropLastRunID, e.LastRunID))
 		// Further properties (lineage.Edge.Props), guarded like a vertex's.
 		for _, p := range props {
 			ts := p.Key + lineage.StampSuffix
@@ -117,7 +108,7 @@ func edgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gremli
 }
 
 // Keys of the rows of the flat shape. The property keys of an edge row
-// are the edge's own (PropFirstSeen, ...), so one by() modulator reads the
+// are the edge's own (lineage.PropFirstSeen, ...), so one by() modulator reads the
 // same key from the edge and from the row.
 const (
 	rowMatch  = "m" // mergeV/mergeE search map (T.id, T.label, Direction.out/in)
@@ -201,7 +192,7 @@ func flatEdgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gr
 				gremlingo.T.Id: e.ID, gremlingo.T.Label: e.Label,
 				gremlingo.Direction.Out: e.OutV, gremlingo.Direction.In: e.InV,
 			},
-			PropFirstSeen: e.FirstSeen, PropLastSeen: e.LastSeen, PropLastRunID: e.LastRunID,
+			lineage.PropFirstSeen: e.FirstSeen, lineage.PropLastSeen: e.LastSeen, lineage.PropLastRunID: e.LastRunID,
 		}
 		for _, p := range e.Props.List() {
 			row[p.Key], row[p.Key+lineage.StampSuffix] = p.Value(), p.Stamp
@@ -213,13 +204,13 @@ func flatEdgeTraversal(g *gremlingo.GraphTraversalSource, es []lineage.Edge) *gr
 	row := func(key string) *gremlingo.GraphTraversal { return T__.Select(rowLabel).Select(key) }
 	t := g.Inject(rows).Unfold().As(rowLabel).
 		MergeE(T__.Select(rowMatch)).
-		Option(gremlingo.Merge.OnCreate, T__.Select(PropFirstSeen, PropLastSeen, PropLastRunID)).
-		SideEffect(T__.Where(P.Gt(rowLabel)).By(PropFirstSeen).
-			Property(PropFirstSeen, row(PropFirstSeen))).
+		Option(gremlingo.Merge.OnCreate, T__.Select(lineage.PropFirstSeen, lineage.PropLastSeen, lineage.PropLastRunID)).
+		SideEffect(T__.Where(P.Gt(rowLabel)).By(lineage.PropFirstSeen).
+			Property(lineage.PropFirstSeen, row(lineage.PropFirstSeen))).
 		SideEffect(T__.Or(
-			T__.Where(P.Lt(rowLabel)).By(PropLastSeen),
-			T__.And(T__.Where(P.Eq(rowLabel)).By(PropLastSeen), T__.Where(P.Lt(rowLabel)).By(PropLastRunID)),
-		).Property(PropLastSeen, row(PropLastSeen)).Property(PropLastRunID, row(PropLastRunID)))
+			T__.Where(P.Lt(rowLabel)).By(lineage.PropLastSeen),
+			T__.And(T__.Where(P.Eq(rowLabel)).By(lineage.PropLastSeen), T__.Where(P.Lt(rowLabel)).By(lineage.PropLastRunID)),
+		).Property(lineage.PropLastSeen, row(lineage.PropLastSeen)).Property(lineage.PropLastRunID, row(lineage.PropLastRunID)))
 	// Further properties (lineage.Edge.Props): one guarded side effect per
 	// key any row carries, as for vertices (a created edge gets them here
 	// too: it lacks k_ts).

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/lineageflow/lineageflow/checkpoint"
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/kpl"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/processor"
@@ -136,7 +136,7 @@ func TestPoisonAggregates(t *testing.T) {
 		if done, err := w.Exited(); done {
 			return false, fmt.Errorf("worker exited: %w", err)
 		}
-		snap, err := graphread.Dump(gremlin, 30*time.Second)
+		snap, err := graph.Dump(gremlin, 30*time.Second)
 		if err != nil {
 			return false, nil
 		}
@@ -195,8 +195,8 @@ func TestPoisonAggregates(t *testing.T) {
 // onlyNamespace keeps the vertices whose namespace starts with ns and the
 // edges that touch one of them: the Gremlin stand-in is shared with other
 // tests.
-func onlyNamespace(s *graphread.Snapshot, ns string) *graphread.Snapshot {
-	out := &graphread.Snapshot{}
+func onlyNamespace(s *graph.Snapshot, ns string) *graph.Snapshot {
+	out := &graph.Snapshot{}
 	keep := map[string]bool{}
 	for _, v := range s.Vertices {
 		if vs := v.Props["namespace"]; len(vs) > 0 && strings.HasPrefix(fmt.Sprint(vs[0]), ns) {
@@ -280,7 +280,7 @@ func TestLargeEvents(t *testing.T) {
 		if done, err := w.Exited(); done {
 			return false, fmt.Errorf("worker exited: %w", err)
 		}
-		snap, err := graphread.Dump(gremlin, 30*time.Second)
+		snap, err := graph.Dump(gremlin, 30*time.Second)
 		if err != nil {
 			return false, nil
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/replay"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/testkit/harness"
@@ -75,12 +75,12 @@ func TestOpenLineagePythonClient(t *testing.T) {
 	}
 	expected := verify.Expected{Vertices: want.Vertices, Edges: want.Edges}
 	var rep *verify.Report
-	var snap *graphread.Snapshot
+	var snap *graph.Snapshot
 	err = h.WaitFor(ctx, 90*time.Second, "Gremlin to equal the reference model", func() (bool, error) {
 		if exited, err := w.Exited(); exited {
 			return false, fmt.Errorf("worker exited: %w", err)
 		}
-		s, err := graphread.Dump(gremlin, 30*time.Second)
+		s, err := graph.Dump(gremlin, 30*time.Second)
 		if err != nil {
 			return false, nil
 		}

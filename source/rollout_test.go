@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	ktypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/internal/keyspace"
 	"github.com/lineageflow/lineageflow/source"
 	"github.com/lineageflow/lineageflow/testkit/harness"
@@ -79,9 +79,9 @@ func lastSequence(ctx context.Context, kin *kinesis.Client, stream string) (stri
 	return last, nil
 }
 
-func dumpGraph(t *testing.T, ep string) *graphread.Snapshot {
+func dumpGraph(t *testing.T, ep string) *graph.Snapshot {
 	t.Helper()
-	s, err := graphread.Dump(ep, 2*time.Minute)
+	s, err := graph.Dump(ep, 2*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestRolloutCanaryDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	complete := func(ep string, want *refmodel.Graph) bool {
-		s, err := graphread.Dump(ep, time.Minute)
+		s, err := graph.Dump(ep, time.Minute)
 		return err == nil && verify.Compare(verify.Expected{Vertices: want.Vertices, Edges: want.Edges}, s).OK()
 	}
 	if err := h.WaitFor(ctx, 3*time.Minute, "production and canary graphs complete", func() (bool, error) {
@@ -153,7 +153,7 @@ func TestRolloutCanaryDiff(t *testing.T) {
 	// then with the unsafe early-checkpoint break, where the checkpoint had
 	// passed what was only in open windows and the replacement never gets it.
 	killed := func(name string, brk bool, settle time.Duration) (*verify.DiffReport, time.Duration) {
-		if err := graphread.Drop(epB); err != nil {
+		if err := graph.Drop(epB); err != nil {
 			t.Fatal(err)
 		}
 		c := harness.ForTest(t, name)
@@ -207,7 +207,7 @@ func TestRolloutCanaryDiff(t *testing.T) {
 			if err != nil || len(ls) != 1 || ls[0].AssignedTo != next.Spec.ID {
 				return false, err
 			}
-			s, err := graphread.Dump(epB, time.Minute)
+			s, err := graph.Dump(epB, time.Minute)
 			if err != nil {
 				return false, nil
 			}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lineageflow/lineageflow/checkpoint"
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/testkit/harness"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
@@ -22,8 +22,8 @@ import (
 
 // onlyPrefix keeps the vertices whose namespace (a Run's jobNamespace)
 // starts with ns, the edges that touch one of them and their endpoints.
-func onlyPrefix(s *graphread.Snapshot, ns string) *graphread.Snapshot {
-	out := &graphread.Snapshot{}
+func onlyPrefix(s *graph.Snapshot, ns string) *graph.Snapshot {
+	out := &graph.Snapshot{}
 	keep := map[string]bool{}
 	for _, v := range s.Vertices {
 		for _, k := range []string{"namespace", lineage.PropJobNamespace} {
@@ -110,8 +110,8 @@ func TestStreamingRunOnStandins(t *testing.T) {
 		data, puts = append(data, d), append(puts, put{seq, time.Now()})
 		return seq
 	}
-	snapshot := func() (*graphread.Snapshot, error) {
-		s, err := graphread.Dump(gremlin, 30*time.Second)
+	snapshot := func() (*graph.Snapshot, error) {
+		s, err := graph.Dump(gremlin, 30*time.Second)
 		if err != nil {
 			return nil, err
 		}
@@ -178,11 +178,11 @@ func TestStreamingRunOnStandins(t *testing.T) {
 	}
 
 	// Exactly the reference model once the last windows sealed.
-	waitGraph := func(what string, data [][]byte) *graphread.Snapshot {
+	waitGraph := func(what string, data [][]byte) *graph.Snapshot {
 		t.Helper()
 		want := refmodel.Build(data, refmodel.Options{})
 		var rep *verify.Report
-		var snap *graphread.Snapshot
+		var snap *graph.Snapshot
 		err := h.WaitFor(ctx, 60*time.Second, what, func() (bool, error) {
 			if exited, err := w.Exited(); exited {
 				return false, fmt.Errorf("worker exited: %w", err)
@@ -202,7 +202,7 @@ func TestStreamingRunOnStandins(t *testing.T) {
 		}
 		return snap
 	}
-	lineageOf := func(s *graphread.Snapshot) map[string]string {
+	lineageOf := func(s *graph.Snapshot) map[string]string {
 		out := map[string]string{}
 		for _, e := range s.Edges {
 			if refmodel.IsLineage(e.Label) || e.Label == lineage.EdgeColumnDerives {

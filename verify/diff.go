@@ -5,8 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/keyspace"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // DiffOptions configure [Diff].
@@ -91,7 +92,7 @@ func (r *DiffReport) String() string {
 // name only (their other properties come from whichever job's event came
 // last, mirrored or not). DERIVES, column lineage and aliases are left out:
 // one of them can merge events of mirrored and unmirrored jobs.
-func Diff(a, b *graphread.Snapshot, opt DiffOptions) *DiffReport {
+func Diff(a, b *graph.Snapshot, opt DiffOptions) *DiffReport {
 	r := &DiffReport{Scope: "all"}
 	av, ae := indexVertices(a), indexEdges(a)
 	bv, be := indexVertices(b), indexEdges(b)
@@ -169,28 +170,28 @@ func Diff(a, b *graphread.Snapshot, opt DiffOptions) *DiffReport {
 
 // scope returns the in-scope vertex and edge ids of both graphs, and the
 // vertices compared by identity only (datasets).
-func scope(av map[string]graphread.Vertex, ae map[string]graphread.Edge, bv map[string]graphread.Vertex, be map[string]graphread.Edge,
+func scope(av map[string]graph.Vertex, ae map[string]graph.Edge, bv map[string]graph.Vertex, be map[string]graph.Edge,
 	share float64) (vs, es, identity map[string]bool) {
 	vs, es, identity = map[string]bool{}, map[string]bool{}, map[string]bool{}
-	jobIn := func(v graphread.Vertex) bool {
-		return keyspace.Selected(keyspace.JobKey(prop(v, "namespace"), prop(v, "name")), share)
+	jobIn := func(v graph.Vertex) bool {
+		return keyspace.Selected(keyspace.JobKey(prop(v, lineage.PropNamespace), prop(v, lineage.PropName)), share)
 	}
-	for _, m := range []map[string]graphread.Vertex{av, bv} {
+	for _, m := range []map[string]graph.Vertex{av, bv} {
 		for id, v := range m {
-			if v.Label == "Job" && jobIn(v) {
+			if v.Label == lineage.LabelJob && jobIn(v) {
 				vs[id] = true
 			}
 		}
 	}
 	runs := map[string]bool{}
-	for _, m := range []map[string]graphread.Edge{ae, be} {
+	for _, m := range []map[string]graph.Edge{ae, be} {
 		for id, e := range m {
 			switch {
-			case e.Label == "INPUT_TO" && vs[e.InV]:
+			case e.Label == lineage.EdgeInputTo && vs[e.InV]:
 				es[id], vs[e.OutV], identity[e.OutV] = true, true, true
-			case e.Label == "OUTPUTS" && vs[e.OutV]:
+			case e.Label == lineage.EdgeOutputs && vs[e.OutV]:
 				es[id], vs[e.InV], identity[e.InV] = true, true, true
-			case e.Label == "RUN_OF" && vs[e.InV]:
+			case e.Label == lineage.EdgeRunOf && vs[e.InV]:
 				es[id], runs[e.OutV] = true, true
 			}
 		}
@@ -198,7 +199,7 @@ func scope(av map[string]graphread.Vertex, ae map[string]graphread.Edge, bv map[
 	for id := range runs {
 		vs[id] = true
 	}
-	for _, m := range []map[string]graphread.Edge{ae, be} {
+	for _, m := range []map[string]graph.Edge{ae, be} {
 		for id, e := range m {
 			if runs[e.OutV] {
 				es[id] = true
@@ -208,23 +209,23 @@ func scope(av map[string]graphread.Vertex, ae map[string]graphread.Edge, bv map[
 	return vs, es, identity
 }
 
-func prop(v graphread.Vertex, k string) string {
+func prop(v graph.Vertex, k string) string {
 	if vals := v.Props[k]; len(vals) > 0 {
 		return fmt.Sprint(vals[0])
 	}
 	return ""
 }
 
-func indexVertices(s *graphread.Snapshot) map[string]graphread.Vertex {
-	m := make(map[string]graphread.Vertex, len(s.Vertices))
+func indexVertices(s *graph.Snapshot) map[string]graph.Vertex {
+	m := make(map[string]graph.Vertex, len(s.Vertices))
 	for _, v := range s.Vertices {
 		m[v.ID] = v
 	}
 	return m
 }
 
-func indexEdges(s *graphread.Snapshot) map[string]graphread.Edge {
-	m := make(map[string]graphread.Edge, len(s.Edges))
+func indexEdges(s *graph.Snapshot) map[string]graph.Edge {
+	m := make(map[string]graph.Edge, len(s.Edges))
 	for _, e := range s.Edges {
 		m[e.ID] = e
 	}
@@ -242,7 +243,7 @@ func sortedSet(m map[string]bool) []string {
 
 // vertexDelta describes how y differs from x ("" when equal); with
 // identityOnly only label, namespace and name count.
-func vertexDelta(x, y graphread.Vertex, identityOnly bool) string {
+func vertexDelta(x, y graph.Vertex, identityOnly bool) string {
 	var d []string
 	if x.Label != y.Label {
 		d = append(d, fmt.Sprintf("label %s != %s", x.Label, y.Label))
@@ -255,7 +256,7 @@ func vertexDelta(x, y graphread.Vertex, identityOnly bool) string {
 		keys[k] = true
 	}
 	for _, k := range sortedSet(keys) {
-		if identityOnly && k != "namespace" && k != "name" {
+		if identityOnly && k != lineage.PropNamespace && k != lineage.PropName {
 			continue
 		}
 		if xs, ys := fmt.Sprint(x.Props[k]), fmt.Sprint(y.Props[k]); xs != ys {
@@ -265,7 +266,7 @@ func vertexDelta(x, y graphread.Vertex, identityOnly bool) string {
 	return strings.Join(d, ", ")
 }
 
-func edgeDelta(x, y graphread.Edge) string {
+func edgeDelta(x, y graph.Edge) string {
 	var d []string
 	if x.Label != y.Label || x.OutV != y.OutV || x.InV != y.InV {
 		d = append(d, fmt.Sprintf("%s %s->%s != %s %s->%s", x.Label, x.OutV, x.InV, y.Label, y.OutV, y.InV))

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/internal/keyspace"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/sink"
@@ -20,14 +20,14 @@ import (
 )
 
 // snapshotOf is the snapshot a graph of refmodel would read back as.
-func snapshotOf(g *refmodel.Graph) *graphread.Snapshot {
-	s := &graphread.Snapshot{}
+func snapshotOf(g *refmodel.Graph) *graph.Snapshot {
+	s := &graph.Snapshot{}
 	for _, v := range g.Vertices {
-		s.Vertices = append(s.Vertices, graphread.Vertex{ID: v.ID, Label: v.Label,
+		s.Vertices = append(s.Vertices, graph.Vertex{ID: v.ID, Label: v.Label,
 			Props: map[string][]any{"namespace": {v.Namespace}, "name": {v.Name}}})
 	}
 	for _, e := range g.Edges {
-		s.Edges = append(s.Edges, graphread.Edge{ID: e.ID, Label: e.Label, OutV: e.OutV, InV: e.InV,
+		s.Edges = append(s.Edges, graph.Edge{ID: e.ID, Label: e.Label, OutV: e.OutV, InV: e.InV,
 			Props: map[string]any{"firstSeen": e.FirstSeen, "lastSeen": e.LastSeen, "lastRunId": e.LastRunID}})
 	}
 	return s
@@ -98,7 +98,7 @@ func TestDiffKeySpace(t *testing.T) {
 			break
 		}
 	}
-	bb.Edges = append(bb.Edges, graphread.Edge{ID: "ghost", Label: lineage.EdgeOutputs, OutV: job, InV: "nowhere"})
+	bb.Edges = append(bb.Edges, graph.Edge{ID: "ghost", Label: lineage.EdgeOutputs, OutV: job, InV: "nowhere"})
 	r = Diff(a, bb, DiffOptions{KeyShare: share})
 	if r.ExtraEdges.Count != 1 || !strings.Contains(r.String(), "extra edge: OUTPUTS") {
 		t.Fatalf("ghost edge: %s", r.String())
@@ -144,7 +144,7 @@ func TestDiffLiveGraphs(t *testing.T) {
 			t.Fatalf("LINEAGEFLOW_DIFF_ENDPOINTS=%q: want two endpoints, comma-separated", v)
 		}
 		for _, ep := range []string{epA, epB} {
-			if err := graphread.Drop(ep); err != nil {
+			if err := graph.Drop(ep); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -157,8 +157,8 @@ func TestDiffLiveGraphs(t *testing.T) {
 	writeGraph(t, epA, refmodel.Build(prod, refmodel.Options{}))
 	cg := refmodel.Build(canary, refmodel.Options{})
 	writeGraph(t, epB, cg)
-	dump := func(ep string) *graphread.Snapshot {
-		s, err := graphread.Dump(ep, 2*time.Minute)
+	dump := func(ep string) *graph.Snapshot {
+		s, err := graph.Dump(ep, 2*time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestDiffLiveGraphs(t *testing.T) {
 		t.Fatalf("live graphs, mirrored key space: %s (canary holds %d edges in scope)", r.String(), inScope)
 	}
 	// Remove one in-scope edge from the canary graph: diff sees it.
-	g, closeFn, err := graphread.Connect(epB)
+	g, closeFn, err := graph.Connect(epB)
 	if err != nil {
 		t.Fatal(err)
 	}

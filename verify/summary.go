@@ -5,18 +5,19 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // Summary describes a graph in a few lines: vertices and edges by label, and
 // the longest origin->destination (DERIVES) path, as a sample of lineage.
-func Summary(s *graphread.Snapshot) string {
+func Summary(s *graph.Snapshot) string {
 	var b strings.Builder
 	vc, ec := map[string]int{}, map[string]int{}
 	names := map[string]string{}
 	for _, v := range s.Vertices {
 		vc[v.Label]++
-		ns, n := first(v.Props["namespace"]), first(v.Props["name"])
+		ns, n := first(v.Props[lineage.PropNamespace]), first(v.Props[lineage.PropName])
 		names[v.ID] = ns + "/" + n
 		if ns == "" {
 			names[v.ID] = n
@@ -25,7 +26,7 @@ func Summary(s *graphread.Snapshot) string {
 	next := map[string][]string{}
 	for _, e := range s.Edges {
 		ec[e.Label]++
-		if e.Label == "DERIVES" {
+		if e.Label == lineage.EdgeDerives {
 			next[e.OutV] = append(next[e.OutV], e.InV)
 		}
 	}

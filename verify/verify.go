@@ -1,9 +1,11 @@
-// Package verify compares a live lineage graph with the graph that the
-// input must give, as computed by the independent reference model
-// (internal/refmodel, not the processor's code path). It reports missing,
-// extra (ghost), duplicate and property-mismatched vertices and edges.
-// [Diff] compares two live graphs (production and canary), optionally on
-// the mirrored key space, and [WritePromText] exports its result.
+// Package verify compares a live lineage graph (a [graph.Snapshot]) with
+// the graph that the input must give, as computed by the independent
+// reference model (verify/refmodel, not the processor's code path). It
+// reports missing, extra (ghost), duplicate and property-mismatched
+// vertices and edges. [Diff] compares two live graphs (production and
+// canary), optionally on the mirrored key space, and [WritePromText]
+// exports its result. It reads no graph itself: the caller dumps one with
+// package graph.
 package verify
 
 import (
@@ -11,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
@@ -100,7 +102,7 @@ func (r *Report) String() string {
 // Compare checks got against want. Edges are matched by (out, label, in),
 // not by id, so that an edge written twice under two ids shows as a
 // duplicate.
-func Compare(want Expected, got *graphread.Snapshot) *Report {
+func Compare(want Expected, got *graph.Snapshot) *Report {
 	r := &Report{
 		ExpectedVertices: len(want.Vertices), ActualVertices: len(got.Vertices),
 		ExpectedEdges: len(want.Edges), ActualEdges: len(got.Edges),
@@ -128,7 +130,7 @@ func Compare(want Expected, got *graphread.Snapshot) *Report {
 	for _, e := range want.Edges {
 		wantByKey[key{e.Label, e.OutV, e.InV}] = e
 	}
-	gotByKey := map[key][]graphread.Edge{}
+	gotByKey := map[key][]graph.Edge{}
 	for _, e := range got.Edges {
 		k := key{e.Label, e.OutV, e.InV}
 		gotByKey[k] = append(gotByKey[k], e)
@@ -179,7 +181,7 @@ func Compare(want Expected, got *graphread.Snapshot) *Report {
 	return r
 }
 
-func vertexDiff(w lineage.Vertex, v graphread.Vertex) string {
+func vertexDiff(w lineage.Vertex, v graph.Vertex) string {
 	var diffs []string
 	if w.Label != v.Label {
 		diffs = append(diffs, fmt.Sprintf("label %q, want %q", v.Label, w.Label))
@@ -190,7 +192,7 @@ func vertexDiff(w lineage.Vertex, v graphread.Vertex) string {
 	}
 	var ps []prop
 	if w.Namespace != "" || w.Name != "" {
-		ps = append(ps, prop{"namespace", w.Namespace}, prop{"name", w.Name})
+		ps = append(ps, prop{lineage.PropNamespace, w.Namespace}, prop{lineage.PropName, w.Name})
 	}
 	for _, p := range w.Props.List() {
 		ps = append(ps, prop{p.Key, p.Value()}, prop{p.Key + lineage.StampSuffix, p.Stamp})
@@ -206,7 +208,7 @@ func vertexDiff(w lineage.Vertex, v graphread.Vertex) string {
 			diffs = append(diffs, fmt.Sprintf("%s has %d values (single cardinality broken)", p.name, len(vals)))
 		default:
 			if n, isNum := p.want.(int64); isNum {
-				if got, ok := graphread.AsInt64(vals[0]); !ok || got != n {
+				if got, ok := graph.AsInt64(vals[0]); !ok || got != n {
 					diffs = append(diffs, fmt.Sprintf("%s %v, want %d", p.name, vals[0], n))
 				}
 			} else if fmt.Sprint(vals[0]) != p.want {
@@ -222,7 +224,7 @@ func vertexDiff(w lineage.Vertex, v graphread.Vertex) string {
 	return strings.Join(diffs, "; ")
 }
 
-func edgeDiff(w lineage.Edge, e graphread.Edge) string {
+func edgeDiff(w lineage.Edge, e graph.Edge) string {
 	var diffs []string
 	if e.ID != w.ID {
 		diffs = append(diffs, fmt.Sprintf("id %q, want %q", e.ID, w.ID))
@@ -230,29 +232,29 @@ func edgeDiff(w lineage.Edge, e graphread.Edge) string {
 	for _, p := range []struct {
 		name string
 		want int64
-	}{{"firstSeen", w.FirstSeen}, {"lastSeen", w.LastSeen}} {
-		got, ok := graphread.AsInt64(e.Props[p.name])
+	}{{lineage.PropFirstSeen, w.FirstSeen}, {lineage.PropLastSeen, w.LastSeen}} {
+		got, ok := graph.AsInt64(e.Props[p.name])
 		if !ok || got != p.want {
 			diffs = append(diffs, fmt.Sprintf("%s %v, want %d", p.name, e.Props[p.name], p.want))
 		}
 	}
-	if got := fmt.Sprint(e.Props["lastRunId"]); got != w.LastRunID && !(w.LastRunID == "" && e.Props["lastRunId"] == nil) {
+	if got := fmt.Sprint(e.Props[lineage.PropLastRunID]); got != w.LastRunID && !(w.LastRunID == "" && e.Props[lineage.PropLastRunID] == nil) {
 		diffs = append(diffs, fmt.Sprintf("lastRunId %q, want %q", got, w.LastRunID))
 	}
 	// Further properties (lineage.Edge.Props), each with its stamp, and
 	// nothing else.
-	known := map[string]bool{"firstSeen": true, "lastSeen": true, "lastRunId": true}
+	known := map[string]bool{lineage.PropFirstSeen: true, lineage.PropLastSeen: true, lineage.PropLastRunID: true}
 	for _, p := range w.Props.List() {
 		ts := p.Key + lineage.StampSuffix
 		known[p.Key], known[ts] = true, true
 		if n, isNum := p.Value().(int64); isNum {
-			if got, ok := graphread.AsInt64(e.Props[p.Key]); !ok || got != n {
+			if got, ok := graph.AsInt64(e.Props[p.Key]); !ok || got != n {
 				diffs = append(diffs, fmt.Sprintf("%s %v, want %d", p.Key, e.Props[p.Key], n))
 			}
 		} else if got := fmt.Sprint(e.Props[p.Key]); e.Props[p.Key] == nil || got != p.Str {
 			diffs = append(diffs, fmt.Sprintf("%s %q, want %q", p.Key, got, p.Str))
 		}
-		if got, ok := graphread.AsInt64(e.Props[ts]); !ok || got != p.Stamp {
+		if got, ok := graph.AsInt64(e.Props[ts]); !ok || got != p.Stamp {
 			diffs = append(diffs, fmt.Sprintf("%s %v, want %d", ts, e.Props[ts], p.Stamp))
 		}
 	}

@@ -3,11 +3,11 @@ package verify
 import (
 	"testing"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
-func expected() (Expected, *graphread.Snapshot) {
+func expected() (Expected, *graph.Snapshot) {
 	a := lineage.DatasetVertex(lineage.Dataset{Namespace: "s3://raw", Name: "a"})
 	b := lineage.DatasetVertex(lineage.Dataset{Namespace: "s3://raw", Name: "b"})
 	e := lineage.NewEdge(lineage.EdgeDerives, a.ID, b.ID, 10, 20, "r1")
@@ -15,12 +15,12 @@ func expected() (Expected, *graphread.Snapshot) {
 		Vertices: map[string]lineage.Vertex{a.ID: a, b.ID: b},
 		Edges:    map[string]lineage.Edge{e.ID: e},
 	}
-	snap := &graphread.Snapshot{
-		Vertices: []graphread.Vertex{
+	snap := &graph.Snapshot{
+		Vertices: []graph.Vertex{
 			{ID: a.ID, Label: "Dataset", Props: map[string][]any{"namespace": {"s3://raw"}, "name": {"a"}}},
 			{ID: b.ID, Label: "Dataset", Props: map[string][]any{"namespace": {"s3://raw"}, "name": {"b"}}},
 		},
-		Edges: []graphread.Edge{{ID: e.ID, Label: e.Label, OutV: a.ID, InV: b.ID,
+		Edges: []graph.Edge{{ID: e.ID, Label: e.Label, OutV: a.ID, InV: b.ID,
 			Props: map[string]any{"firstSeen": int64(10), "lastSeen": int64(20), "lastRunId": "r1"}}},
 	}
 	return want, snap
@@ -29,28 +29,28 @@ func expected() (Expected, *graphread.Snapshot) {
 func TestCompare(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func(*graphread.Snapshot)
+		mutate func(*graph.Snapshot)
 		check  func(*Report) int
 	}{
-		{"identical", func(*graphread.Snapshot) {}, func(r *Report) int { return 0 }},
-		{"missing edge", func(s *graphread.Snapshot) { s.Edges = nil }, func(r *Report) int { return r.MissingEdges.Count }},
-		{"ghost edge", func(s *graphread.Snapshot) {
+		{"identical", func(*graph.Snapshot) {}, func(r *Report) int { return 0 }},
+		{"missing edge", func(s *graph.Snapshot) { s.Edges = nil }, func(r *Report) int { return r.MissingEdges.Count }},
+		{"ghost edge", func(s *graph.Snapshot) {
 			e := s.Edges[0]
 			e.OutV, e.InV = e.InV, e.OutV
 			s.Edges = append(s.Edges, e)
 		}, func(r *Report) int { return r.ExtraEdges.Count }},
-		{"duplicate edge", func(s *graphread.Snapshot) {
+		{"duplicate edge", func(s *graph.Snapshot) {
 			e := s.Edges[0]
 			e.ID = "other-id"
 			s.Edges = append(s.Edges, e)
 		}, func(r *Report) int { return r.DuplicateEdges.Count }},
-		{"lastSeen differs", func(s *graphread.Snapshot) { s.Edges[0].Props["lastSeen"] = int64(21) },
+		{"lastSeen differs", func(s *graph.Snapshot) { s.Edges[0].Props["lastSeen"] = int64(21) },
 			func(r *Report) int { return r.MismatchedEdges.Count }},
-		{"lastRunId differs", func(s *graphread.Snapshot) { s.Edges[0].Props["lastRunId"] = "r0" },
+		{"lastRunId differs", func(s *graph.Snapshot) { s.Edges[0].Props["lastRunId"] = "r0" },
 			func(r *Report) int { return r.MismatchedEdges.Count }},
-		{"missing vertex", func(s *graphread.Snapshot) { s.Vertices = s.Vertices[:1] },
+		{"missing vertex", func(s *graph.Snapshot) { s.Vertices = s.Vertices[:1] },
 			func(r *Report) int { return r.MissingVertices.Count }},
-		{"set cardinality", func(s *graphread.Snapshot) { s.Vertices[0].Props["name"] = []any{"a", "a2"} },
+		{"set cardinality", func(s *graph.Snapshot) { s.Vertices[0].Props["name"] = []any{"a", "a2"} },
 			func(r *Report) int { return r.MismatchedVertices.Count }},
 	}
 	for _, tt := range tests {

@@ -179,7 +179,7 @@ func (e *Entry) Merge(o Entry) { e.Props.merge(e.Kind, o.Props) }
 
 // Edge returns the edge of an edge entry, with its id.
 func (e *Entry) Edge() lineage.Edge {
-	return lineage.Edge{ID: edgeID(e.Label, e.Out, e.In), Label: e.Label, OutV: e.Out, InV: e.In,
+	return lineage.Edge{ID: lineage.EdgeID(e.Label, e.Out, e.In), Label: e.Label, OutV: e.Out, InV: e.In,
 		FirstSeen: e.First, LastSeen: e.Last, LastRunID: e.RunID, Props: e.VProps}
 }
 
@@ -194,11 +194,10 @@ func EntryOf(k Key, p Props) Entry {
 }
 
 // StoreKey returns the 32-byte idempotency key of k inside its window:
-// [lineage.WindowKey] for edges, and the same construction with the
-// vertex label prefixed by "V:" for vertices (no edge label starts so).
+// [lineage.WindowKey] for edges, [lineage.VertexWindowKey] for vertices.
 func (k Key) StoreKey() [32]byte {
 	if k.Kind == KindVertex {
-		return windowKey2("V:", k.Label, k.Out, "", k.Bucket)
+		return lineage.VertexWindowKey(k.Label, k.Out, k.Bucket)
 	}
-	return windowKey2("", k.Label, k.Out, k.In, k.Bucket)
+	return lineage.WindowKey(k.Label, k.Out, k.In, k.Bucket)
 }

@@ -224,7 +224,7 @@ func lineageVertex(id string) lineage.Vertex {
 	return lineage.Vertex{ID: id, Label: lineage.LabelDataset, Namespace: "ns", Name: id}
 }
 
-// The allocation-free hashing of hash.go must give exactly lineage's ids.
+// StoreKey and Entry.Edge must give exactly lineage's window keys and edge ids.
 func TestStoreKeyAndEdgeIDMatchLineage(t *testing.T) {
 	long := string(make([]byte, 700)) // longer than the stack buffer
 	cases := []struct{ label, out, in string }{

@@ -11,43 +11,65 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/sink"
 )
 
-// gremlinConnOptions are the flags of how to reach the Gremlin endpoint
-// (Neptune IAM, TLS roots): shared by `run` (the sink) and `serve` (the
-// explorer), which both dial through sink.Dialer.
+// gremlinConnOptions are the flags of how to reach a Gremlin endpoint
+// (Neptune IAM and its region, TLS roots): one set for `run` (the sink),
+// `serve` (the explorer), `verify` and `diff`, which all dial through a
+// graph.Dialer, so all four sign and trust alike.
 type gremlinConnOptions struct {
 	iam    *bool
+	region *string
 	caFile *string
 }
 
-func gremlinConnFlags(fs *flag.FlagSet) *gremlinConnOptions {
+// gremlinConnFlags registers -neptune-iam and -gremlin-ca-file on fs, and
+// -region unless region is given (run's -region, which also names the
+// KCL's region, is the one flag for both).
+func gremlinConnFlags(fs *flag.FlagSet, region *string) *gremlinConnOptions {
+	if region == nil {
+		region = fs.String("region", "", "AWS region of the Neptune cluster (required with -neptune-iam)")
+	}
 	return &gremlinConnOptions{
 		iam:    fs.Bool("neptune-iam", false, "sign the Gremlin websocket handshake with SigV4 (Neptune IAM database authentication; credentials from the AWS default chain, -region required)"),
+		region: region,
 		caFile: fs.String("gremlin-ca-file", "", "PEM bundle of CAs to trust for wss:// (default: the system roots)"),
 	}
 }
 
-// apply sets cfg's Endpoint, Region, IAMAuth and TLS from the flags.
-func (o *gremlinConnOptions) apply(cfg *sink.Config, endpoint, region string) error {
-	cfg.Endpoint, cfg.Region, cfg.IAMAuth = endpoint, region, *o.iam
-	if *o.caFile == "" {
-		return nil
+// config returns how to reach endpoint with the flags' IAM, region and
+// TLS roots (Logger l), validated.
+func (o *gremlinConnOptions) config(endpoint string, l *slog.Logger) (graph.Config, error) {
+	cfg := graph.Config{Endpoint: endpoint, Region: *o.region, IAMAuth: *o.iam, Logger: l}
+	if *o.caFile != "" {
+		if !strings.HasPrefix(endpoint, "wss://") {
+			return cfg, errors.New("-gremlin-ca-file is for wss:// endpoints: use wss://... or drop the flag")
+		}
+		pem, err := os.ReadFile(*o.caFile)
+		if err != nil {
+			return cfg, fmt.Errorf("-gremlin-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return cfg, fmt.Errorf("-gremlin-ca-file %s: no PEM certificate in it", *o.caFile)
+		}
+		cfg.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	if !strings.HasPrefix(endpoint, "wss://") {
-		return errors.New("-gremlin-ca-file is for wss:// endpoints: use wss://... or drop the flag")
+	if err := cfg.WithDefaults().Validate(); err != nil {
+		return cfg, err
 	}
-	pem, err := os.ReadFile(*o.caFile)
+	return cfg, nil
+}
+
+// dialer returns the graph.Dialer of endpoint (see config).
+func (o *gremlinConnOptions) dialer(endpoint string, l *slog.Logger) (*graph.Dialer, error) {
+	cfg, err := o.config(endpoint, l)
 	if err != nil {
-		return fmt.Errorf("-gremlin-ca-file: %w", err)
+		return nil, &exitError{2, err}
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return fmt.Errorf("-gremlin-ca-file %s: no PEM certificate in it", *o.caFile)
-	}
-	cfg.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	return nil
+	return graph.NewDialer(cfg)
 }
 
 // gremlinOptions are the flags of the Neptune / Gremlin Server sink.
@@ -62,9 +84,10 @@ type gremlinOptions struct {
 	coalesceWait   *time.Duration
 }
 
-func gremlinFlags(fs *flag.FlagSet) *gremlinOptions {
+// gremlinFlags registers the sink's flags on fs; region is run's -region.
+func gremlinFlags(fs *flag.FlagSet, region *string) *gremlinOptions {
 	return &gremlinOptions{
-		conn:           gremlinConnFlags(fs),
+		conn:           gremlinConnFlags(fs, region),
 		writers:        fs.Int("gremlin-writers", 4, "graph writers; a vertex is always written by writer hash(id) mod N, an edge by hash(out-vertex id) mod N"),
 		inFlight:       fs.Int("gremlin-in-flight", 4, "requests queued per writer before WriteBatch blocks (backpressure)"),
 		batchRecords:   fs.Int("gremlin-batch-records", 200, "records (a vertex or an edge with its properties) per Gremlin request"),
@@ -76,7 +99,7 @@ func gremlinFlags(fs *flag.FlagSet) *gremlinOptions {
 }
 
 // config returns the sink configuration for endpoint, validated.
-func (o *gremlinOptions) config(endpoint, region string, l *slog.Logger) (sink.Config, error) {
+func (o *gremlinOptions) config(endpoint string, l *slog.Logger) (sink.Config, error) {
 	cfg := sink.Config{
 		Writers: *o.writers, InFlightPerWriter: *o.inFlight, BatchRecords: *o.batchRecords,
 		RequestTimeout: *o.requestTimeout, VertexCacheSize: *o.vertexCache, Logger: l,
@@ -90,9 +113,11 @@ func (o *gremlinOptions) config(endpoint, region string, l *slog.Logger) (sink.C
 	default:
 		cfg.CoalesceWait = w
 	}
-	if err := o.conn.apply(&cfg, endpoint, region); err != nil {
+	conn, err := o.conn.config(endpoint, l)
+	if err != nil {
 		return cfg, err
 	}
+	cfg.Endpoint, cfg.Region, cfg.IAMAuth, cfg.TLS = conn.Endpoint, conn.Region, conn.IAMAuth, conn.TLS
 	if err := cfg.WithDefaults().Validate(); err != nil {
 		return cfg, err
 	}

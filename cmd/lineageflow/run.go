@@ -80,7 +80,7 @@ func runWorker(ctx context.Context, args []string) error {
 		dedupTO     = fs.Duration("dedup-timeout", processor.DefaultSharedDedupTimeout, "with -dedup redis://...: longest wait for Redis per batch before the local tier decides alone")
 		cpuProfile  = fs.String("cpu-profile", "", "write a Go CPU profile (pprof) of the whole run to this file, finished at exit (empty: none); for scripts/bench-cpu.sh and `go tool pprof`")
 		unsafeBreak = fs.String("unsafe-break", "", "fault injection for the e2e fault matrix (make e2e -break), never for production: early-checkpoint checkpoints before the sink acknowledged, breaking exactly-once on purpose")
-		gopt        = gremlinFlags(fs)
+		gopt        = gremlinFlags(fs, region)
 	)
 	fs.Usage = cli.Usage(fs, "lineageflow run [flags]", "Run one worker process: KCL reads the shards it leases, the processor windows lineage edges in Pebble and writes sealed windows to the sink.")
 	if err := cli.Parse(fs, args); err != nil {
@@ -107,7 +107,7 @@ func runWorker(ctx context.Context, args []string) error {
 	if shared != nil {
 		defer func() { _ = shared.Close() }()
 	}
-	w, closeSink, err := openSink(ctx, *sinkSpec, *region, gopt, logger)
+	w, closeSink, err := openSink(ctx, *sinkSpec, gopt, logger)
 	if err != nil {
 		return err
 	}
@@ -260,7 +260,7 @@ func redactURL(u string) string {
 }
 
 // openSink builds the sink.Writer named by spec.
-func openSink(ctx context.Context, spec, region string, gopt *gremlinOptions, l *slog.Logger) (sink.Writer, func(), error) {
+func openSink(ctx context.Context, spec string, gopt *gremlinOptions, l *slog.Logger) (sink.Writer, func(), error) {
 	switch {
 	case spec == "memory":
 		return sink.NewMemory(), func() {}, nil
@@ -270,7 +270,7 @@ func openSink(ctx context.Context, spec, region string, gopt *gremlinOptions, l 
 		// Shadow mode: everything computed, nothing written; the requests
 		// a Gremlin sink with these -gremlin-* settings would send are
 		// counted (lineage_sink_*), and unique writes like every sink.
-		cfg, err := gopt.config("wss://shadow.invalid/gremlin", region, l)
+		cfg, err := gopt.config("wss://shadow.invalid/gremlin", l)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -283,7 +283,7 @@ func openSink(ctx context.Context, spec, region string, gopt *gremlinOptions, l 
 		return f, func() { _ = f.Close(context.Background()) }, nil
 	case strings.HasPrefix(spec, "gremlin:"):
 		// The Neptune / Gremlin Server sink.
-		cfg, err := gopt.config(strings.TrimPrefix(spec, "gremlin:"), region, l)
+		cfg, err := gopt.config(strings.TrimPrefix(spec, "gremlin:"), l)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/lineageflow/lineageflow/explorer"
 	"github.com/lineageflow/lineageflow/explorer/web"
 	"github.com/lineageflow/lineageflow/internal/cli"
-	"github.com/lineageflow/lineageflow/sink"
 )
 
 func init() {
@@ -23,7 +22,6 @@ func runServe(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var (
 		endpoint  = fs.String("gremlin-endpoint", "ws://127.0.0.1:8182/gremlin", "Gremlin endpoint to read (ws:// or wss://; in production a Neptune reader endpoint)")
-		region    = fs.String("region", "", "AWS region of the Neptune cluster (required with -neptune-iam)")
 		httpAddr  = fs.String("http-addr", "127.0.0.1:8080", "listen address of the explorer (web UI at /, API under /api/)")
 		conns     = fs.Int("explorer-connections", 4, "Gremlin websockets the explorer reads over")
 		reqTO     = fs.Duration("explorer-request-timeout", 10*time.Second, "abandon one Gremlin read after this long (the API answers 503 graph_timeout)")
@@ -35,7 +33,7 @@ func runServe(ctx context.Context, args []string) error {
 		poll      = fs.Duration("explorer-poll-interval", 500*time.Millisecond, "how often a watched view is read again (one shared poller per distinct view)")
 		logFormat = fs.String("log-format", "text", "log format: json or text")
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn, error")
-		conn      = gremlinConnFlags(fs)
+		conn      = gremlinConnFlags(fs, nil)
 	)
 	fs.Usage = cli.Usage(fs, "lineageflow serve [flags]",
 		"Serve the lineage explorer: a read-only HTTP server over the Gremlin/Neptune graph the\n"+
@@ -51,15 +49,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return &exitError{2, err}
 	}
-	var scfg sink.Config
-	if err := conn.apply(&scfg, *endpoint, *region); err != nil {
-		return &exitError{2, err}
-	}
-	scfg.Logger = logger
-	if err := scfg.WithDefaults().Validate(); err != nil {
-		return &exitError{2, fmt.Errorf("-gremlin-endpoint: %w", err)}
-	}
-	dialer, err := sink.NewDialer(scfg)
+	dialer, err := conn.dialer(*endpoint, logger)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/lineageflow/lineageflow/explorer"
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
@@ -51,7 +51,7 @@ func TestDayOneOnGremlinStandin(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Last night's failed run, as the model writes it (-runs failed).
-	g, closeFn, err := graphread.Connect(ep)
+	g, closeFn, err := graph.Connect(ep)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/lineageflow/lineageflow/explorer"
 	"github.com/lineageflow/lineageflow/explorer/web"
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/testkit/gremlinproxy"
@@ -82,7 +82,7 @@ func newLiveEstate(t testing.TB, endpoint string) *liveEstate {
 	e.write(t, b)
 
 	// The model's labels (Run, facets), written as the model writes them.
-	g, closeFn, err := graphread.Connect(endpoint)
+	g, closeFn, err := graph.Connect(endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func (e *liveEstate) addReader(t testing.TB, name string) (string, int64) {
 // endpoint and this package's UI, with the server's default settings.
 func explorerServer(t testing.TB, endpoint string, cfg explorer.Config) *httptest.Server {
 	t.Helper()
-	d, err := sink.NewDialer(sink.Config{Endpoint: endpoint})
+	d, err := graph.NewDialer(graph.Config{Endpoint: endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}

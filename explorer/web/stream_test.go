@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/testkit/harness"
 )
@@ -114,7 +114,7 @@ type edgeWatch struct {
 
 func (w *streamWorker) watchEdge(t testing.TB, id string, timeout time.Duration) *edgeWatch {
 	t.Helper()
-	g, closeFn, err := graphread.Connect(w.endpoint)
+	g, closeFn, err := graph.Connect(w.endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func (w *streamWorker) watchEdge(t testing.TB, id string, timeout time.Duration)
 		for time.Now().Before(deadline) {
 			n, err := g.E(id).Count().Next()
 			if err == nil {
-				if c, ok := graphread.AsInt64(n.GetInterface()); ok && c > 0 {
+				if c, ok := graph.AsInt64(n.GetInterface()); ok && c > 0 {
 					ew.seen <- time.Now().UnixMilli()
 					return
 				}

@@ -30,7 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
 	"github.com/lineageflow/lineageflow/checkpoint"
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/kpl"
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/testkit/harness"
@@ -183,7 +183,7 @@ func TestJavaClientKinesisTransport(t *testing.T) {
 		if done, err := w.Exited(); done {
 			return false, fmt.Errorf("worker exited: %w", err)
 		}
-		snap, err := graphread.Dump(gremlin, 30*time.Second)
+		snap, err := graph.Dump(gremlin, 30*time.Second)
 		if err != nil {
 			return false, nil
 		}

@@ -43,8 +43,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	kinesistypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/internal/kpl"
 	"github.com/lineageflow/lineageflow/internal/replay"
 	"github.com/lineageflow/lineageflow/testkit/harness"
@@ -281,7 +281,7 @@ func drain(ctx context.Context, c config, h *harness.Harness, sum replay.Summary
 		if h.Env.GremlinEndpoint == "" {
 			return 0, 0, errors.New("-sink gremlin: no Gremlin stand-in")
 		}
-		if err := graphread.Drop(h.Env.GremlinEndpoint); err != nil {
+		if err := graph.Drop(h.Env.GremlinEndpoint); err != nil {
 			return 0, 0, err
 		}
 		spec.Sink = "gremlin:" + h.Env.GremlinEndpoint

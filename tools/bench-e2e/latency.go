@@ -16,9 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	kinesistypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/internal/replay"
+	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/testkit/harness"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -79,7 +80,7 @@ func latency(ctx context.Context, c config, env harness.Env, bin, dir string, lo
 	r.versions = len(versions)
 	h.Logf("latency workload: %d records in %d batches of %d, %d expected edges, %d edge versions (lastSeen changes)", len(recs), len(batches), per, r.expected, len(versions))
 
-	if err := graphread.Drop(env.GremlinEndpoint); err != nil {
+	if err := graph.Drop(env.GremlinEndpoint); err != nil {
 		return r, err
 	}
 	if err := h.CreateStream(ctx, c.shards); err != nil {
@@ -243,7 +244,7 @@ func firstAtLeast(ss []sighting, ls int64) (time.Time, bool) {
 // pollEdges reads every edge's id and lastSeen every period and notes each
 // new value with the time the answer arrived.
 func pollEdges(ctx context.Context, endpoint string, period time.Duration, visible map[string][]sighting, mu *sync.Mutex) error {
-	g, closeFn, err := graphread.Connect(endpoint)
+	g, closeFn, err := graph.Connect(endpoint)
 	if err != nil {
 		return err
 	}
@@ -251,7 +252,7 @@ func pollEdges(ctx context.Context, endpoint string, period time.Duration, visib
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
-		rs, err := g.E().Project("id", "ls").By(gremlingo.T.Id).By(gremlingo.T__.Values("lastSeen")).ToList()
+		rs, err := g.E().Project("id", "ls").By(gremlingo.T.Id).By(gremlingo.T__.Values(lineage.PropLastSeen)).ToList()
 		now := time.Now()
 		if err == nil {
 			mu.Lock()
@@ -261,7 +262,7 @@ func pollEdges(ctx context.Context, endpoint string, period time.Duration, visib
 					continue
 				}
 				id := fmt.Sprint(m["id"])
-				ls, ok := graphread.AsInt64(m["ls"])
+				ls, ok := graph.AsInt64(m["ls"])
 				if !ok {
 					continue
 				}

@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	kinesistypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/internal/kpl"
 	"github.com/lineageflow/lineageflow/internal/replay"
 	"github.com/lineageflow/lineageflow/testkit/harness"
@@ -82,7 +82,7 @@ func throughput(ctx context.Context, c config, env harness.Env, bin, dir string,
 	spec := harness.WorkerSpec{ID: "w1", StatsEvery: 100 * time.Millisecond, ShardSync: time.Second, FailoverTime: 10 * time.Second,
 		Args: c.runArgs()}
 	if c.tputSink == "gremlin" {
-		if err := graphread.Drop(env.GremlinEndpoint); err != nil {
+		if err := graph.Drop(env.GremlinEndpoint); err != nil {
 			return r, err
 		}
 		spec.Sink = "gremlin:" + env.GremlinEndpoint

@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"github.com/lineageflow/lineageflow/checkpoint"
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/testkit/harness"
 	"github.com/lineageflow/lineageflow/verify"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
@@ -22,7 +22,7 @@ type outcome struct {
 	err                                             error
 }
 
-func (o *outcome) fill(rep *verify.Report, snap *graphread.Snapshot, anyG, want *refmodel.Graph) {
+func (o *outcome) fill(rep *verify.Report, snap *graph.Snapshot, anyG, want *refmodel.Graph) {
 	o.actEdges = len(snap.Edges)
 	o.missing = rep.MissingEdges.Count + rep.MissingVertices.Count
 	o.extra = rep.ExtraEdges.Count + rep.ExtraVertices.Count

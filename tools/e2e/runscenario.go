@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/internal/graphread"
 	"github.com/lineageflow/lineageflow/testkit/harness"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
 	"github.com/lineageflow/lineageflow/verify"
@@ -60,7 +60,7 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 	r.events, r.expEdges = len(recs), len(s.want.Edges)
 	s.records = len(toReplay)
 
-	if err := graphread.Drop(env.GremlinEndpoint); err != nil {
+	if err := graph.Drop(env.GremlinEndpoint); err != nil {
 		return fail(err)
 	}
 	if err := h.CreateStream(ctx, 4); err != nil {
@@ -87,10 +87,10 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 	faultOver := time.Now()
 	expected := verify.Expected{Vertices: s.want.Vertices, Edges: s.want.Edges}
 	var rep *verify.Report
-	var snap *graphread.Snapshot
+	var snap *graph.Snapshot
 	werr := h.WaitFor(ctx, 3*time.Minute, "graph equals the reference", func() (bool, error) {
 		var err error
-		snap, err = graphread.Dump(env.GremlinEndpoint, time.Minute)
+		snap, err = graph.Dump(env.GremlinEndpoint, time.Minute)
 		if err != nil {
 			return false, nil
 		}
@@ -109,7 +109,7 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 	}
 	// Whatever the wait said, count what the graph holds now that every
 	// worker stopped (a late ghost write would show here).
-	if snap2, err := graphread.Dump(env.GremlinEndpoint, time.Minute); err == nil {
+	if snap2, err := graph.Dump(env.GremlinEndpoint, time.Minute); err == nil {
 		snap = snap2
 		rep = verify.Compare(expected, snap)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/testkit/harness"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -122,7 +122,7 @@ func (s *state) waitOwners(ctx context.Context, n int) error {
 }
 
 func countEdges(endpoint string) (int64, error) {
-	g, closeFn, err := graphread.Connect(endpoint)
+	g, closeFn, err := graph.Connect(endpoint)
 	if err != nil {
 		return 0, err
 	}

@@ -1,39 +1,41 @@
-package sink
+package graph
 
 import (
 	"context"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 )
 
 // Dialer opens gremlin-go connections to one Gremlin endpoint with the
-// project's connection settings: TLS for wss://, Neptune IAM (SigV4,
-// re-signed on every reconnect), the dial timeout, the write buffer and
-// gremlin-go's logs routed to slog. The sink's writers and `lineageflow
-// serve` (the explorer) both dial through it, so the two see the same
-// endpoint the same way.
+// settings of its [Config]: TLS for wss://, Neptune IAM (SigV4, re-signed
+// on every reconnect), the dial timeout, the write buffer and gremlin-go's
+// logs routed to slog. The sink's writers, the explorer, verify and diff
+// all dial through one, so they see an endpoint the same way. It is safe
+// for concurrent use.
 type Dialer struct {
 	cfg    Config
 	signer *sigV4Auth
 	tls    *tls.Config
 }
 
-// NewDialer returns the Dialer of cfg's Endpoint, TLS, IAMAuth, Region,
-// DialTimeout, WriteBufferSize and Logger (after [Config.WithDefaults]). With
-// IAMAuth it loads the AWS default credential chain now.
+// NewDialer returns the Dialer of cfg (after [Config.WithDefaults]). With
+// IAMAuth and no Credentials it loads the AWS default credential chain now.
+// It does not validate cfg: call [Config.Validate] for a message that says
+// what to fix.
 func NewDialer(cfg Config) (*Dialer, error) {
 	cfg = cfg.WithDefaults()
 	u, err := url.Parse(cfg.Endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("sink: endpoint: %w", err)
+		return nil, fmt.Errorf("graph: endpoint: %w", err)
 	}
 	d := &Dialer{cfg: cfg, tls: cfg.TLS}
 	if cfg.IAMAuth {
-		d.signer, err = newSigV4Auth(context.Background(), u, cfg.Region)
+		d.signer, err = newSigV4Auth(context.Background(), u, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -44,6 +46,20 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	return d, nil
 }
 
+// Endpoint is the endpoint the Dialer dials (normalised).
+func (d *Dialer) Endpoint() string { return d.cfg.Endpoint }
+
+// HandshakeHeader returns the extra headers the next websocket handshake
+// carries: with IAMAuth a fresh SigV4 signature (Authorization,
+// X-Amz-Date, X-Amz-Security-Token for temporary credentials, Host),
+// without it none (nil).
+func (d *Dialer) HandshakeHeader(ctx context.Context) (http.Header, error) {
+	if d.signer == nil {
+		return nil, nil
+	}
+	return d.signer.header(ctx)
+}
+
 // DialOptions are the per-connection settings of [Dialer.Dial].
 type DialOptions struct {
 	// Connections is gremlin-go's pool size for this
@@ -52,7 +68,7 @@ type DialOptions struct {
 	// Logger receives gremlin-go's logs (default the Dialer's logger).
 	Logger *slog.Logger
 	// Verbosity is the least gremlin-go log level passed on (default
-	// gremlingo.Warning).
+	// gremlingo.Warning; gremlingo.Off for none).
 	Verbosity gremlingo.LogVerbosity
 }
 
@@ -103,9 +119,40 @@ func (d *Dialer) Dial(ctx context.Context, o DialOptions) (*gremlingo.DriverRemo
 	case <-ctx.Done():
 		go func() {
 			if r := <-ch; r.drc != nil {
-				r.drc.Close()
+				CloseQuietly(r.drc)
 			}
 		}()
 		return nil, ctx.Err()
 	}
+}
+
+// CloseQuietly closes drc. gremlin-go v3.7.4 may close a broken transport
+// twice, from its read loop and from Close ("close of closed channel"); the
+// socket is closed either way, so that panic is swallowed.
+func CloseQuietly(drc *gremlingo.DriverRemoteConnection) {
+	defer func() { _ = recover() }()
+	drc.Close()
+}
+
+// slogAdapter routes gremlin-go's logs to slog.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Log(verbosity gremlingo.LogVerbosity, v ...interface{}) {
+	a.l.Log(context.Background(), level(verbosity), "gremlin-go: "+fmt.Sprint(v...))
+}
+
+func (a slogAdapter) Logf(verbosity gremlingo.LogVerbosity, format string, v ...interface{}) {
+	a.l.Log(context.Background(), level(verbosity), "gremlin-go: "+fmt.Sprintf(format, v...))
+}
+
+func level(v gremlingo.LogVerbosity) slog.Level {
+	switch v {
+	case gremlingo.Debug:
+		return slog.LevelDebug
+	case gremlingo.Info:
+		return slog.LevelInfo
+	case gremlingo.Warning:
+		return slog.LevelWarn
+	}
+	return slog.LevelError
 }

@@ -1,4 +1,4 @@
-package sink
+package graph
 
 import (
 	"context"
@@ -35,12 +35,22 @@ type sigV4Auth struct {
 	}
 }
 
-func newSigV4Auth(ctx context.Context, endpoint *url.URL, region string) (*sigV4Auth, error) {
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(region))
-	if err != nil {
-		return nil, fmt.Errorf("sink: IAM auth: load AWS config: %w", err)
+// newSigV4Auth returns the signer of cfg's endpoint u, with cfg.Credentials
+// or else the AWS default chain.
+func newSigV4Auth(ctx context.Context, u *url.URL, cfg Config) (*sigV4Auth, error) {
+	creds := cfg.Credentials
+	if creds == nil {
+		awsCfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(cfg.Region))
+		if err != nil {
+			return nil, fmt.Errorf("graph: IAM auth: load AWS config: %w", err)
+		}
+		creds = awsCfg.Credentials
 	}
-	return newSigV4AuthWith(endpoint, region, cfg.Credentials, time.Now), nil
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return newSigV4AuthWith(u, cfg.Region, creds, now), nil
 }
 
 func newSigV4AuthWith(endpoint *url.URL, region string, creds aws.CredentialsProvider, now func() time.Time) *sigV4Auth {
@@ -60,10 +70,10 @@ func (a *sigV4Auth) header(ctx context.Context) (http.Header, error) {
 	}
 	creds, err := a.creds.Retrieve(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("sink: IAM auth: credentials: %w", err)
+		return nil, fmt.Errorf("graph: IAM auth: credentials: %w", err)
 	}
 	if err := a.signer.SignHTTP(ctx, creds, req, emptySHA256, "neptune-db", a.region, a.now()); err != nil {
-		return nil, fmt.Errorf("sink: IAM auth: sign: %w", err)
+		return nil, fmt.Errorf("graph: IAM auth: sign: %w", err)
 	}
 	h := req.Header.Clone()
 	h.Set("Host", req.Host)
