@@ -13,3 +13,7 @@ import (
 func TestRunStoreConformanceMemory(t *testing.T) {
 	conformance.RunStore(t, func(*testing.T) processor.RunStore { return processor.NewMemRunStore() })
 }
+
+func TestSharedDedupConformanceMemory(t *testing.T) {
+	conformance.SharedDedup(t, func(*testing.T) processor.SharedDedup { return processor.NewFakeSharedDedup() })
+}
