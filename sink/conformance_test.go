@@ -18,6 +18,7 @@ import (
 // that a batch takes several.
 
 func TestWriterConformanceMemory(t *testing.T) {
+	t.Parallel() // pure: in-memory stores only
 	conformance.Writer(t, func(*testing.T) conformance.Graph { return conformance.MemoryGraph(sink.NewMemory()) })
 }
 
