@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -36,7 +37,10 @@ func (m *memRunStore) Get(_ context.Context, ids []string) (map[string][]byte, e
 	m.keysAsked += len(ids)
 	m.maxKeysAskedPer = max(m.maxKeysAskedPer, len(ids))
 	out := map[string][]byte{}
-	for _, id := range ids {
+	for i, id := range ids {
+		if slices.Contains(ids[:i], id) {
+			return nil, fmt.Errorf("run %s twice in one Get (DynamoDB refuses it)", id)
+		}
 		if it, ok := m.items[id]; ok {
 			out[id] = append([]byte(nil), it.Value...)
 		}

@@ -147,6 +147,9 @@ func (s *DynamoRunStore) each(ctx context.Context, n, size int, fn func(ctx cont
 
 // Put implements [processor.RunStore].
 func (s *DynamoRunStore) Put(ctx context.Context, items []processor.RunItem) error {
+	if len(items) == 0 {
+		return nil // DynamoDB refuses an empty request
+	}
 	return s.each(ctx, len(items), rsWriteChunk, func(ctx context.Context, i, j int) error {
 		reqs := make([]ddbtypes.WriteRequest, 0, j-i)
 		for _, it := range items[i:j] {
@@ -173,6 +176,9 @@ func (s *DynamoRunStore) Put(ctx context.Context, items []processor.RunItem) err
 // Get implements [processor.RunStore].
 func (s *DynamoRunStore) Get(ctx context.Context, ids []string) (map[string][]byte, error) {
 	got := make(map[string][]byte, len(ids))
+	if len(ids) == 0 {
+		return got, nil // DynamoDB refuses an empty request
+	}
 	var mu sync.Mutex
 	prefix := s.App + "/"
 	err := s.each(ctx, len(ids), rsReadChunk, func(ctx context.Context, i, j int) error {
