@@ -48,6 +48,8 @@ func TestOpenAPI(t *testing.T) {
 		"/api/lf/v1/node?nodeId=" + ds,
 		"/api/lf/v1/node?nodeId=" + url.QueryEscape("dataset:warehouse:clean_v"),
 		"/api/lf/v1/search?q=clean",
+		"/api/lf/v1/column-lineage?nodeId=" + ds,
+		"/api/lf/v1/column-lineage?nodeId=" + url.QueryEscape("datasetField:ns1:clean:id") + "&depth=2&downstream=true",
 		"/api/lf/v1/health",
 		"/api/v1/namespaces",
 		"/api/v1/namespaces/ns1",

@@ -235,6 +235,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/lf/v1/lineage", s.handleLineage)
 	m.HandleFunc("GET /api/lf/v1/node", s.handleNode)
 	m.HandleFunc("GET /api/lf/v1/search", s.handleSearch)
+	m.HandleFunc("GET /api/lf/v1/column-lineage", s.handleColumnLineage)
 	m.HandleFunc("GET /api/lf/v1/watch", s.handleWatch)
 	m.HandleFunc("GET /api/lf/v1/health", s.handleHealth)
 	s.marquezRoutes(m)

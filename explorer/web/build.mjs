@@ -19,7 +19,7 @@ mkdirSync(join(out, 'assets'), { recursive: true });
 
 await esbuild.build({
   absWorkingDir: here,
-  entryPoints: ['src/main.ts'],
+  entryPoints: ['src/app.ts'],
   bundle: true,
   minify: true,
   format: 'iife',

@@ -251,7 +251,7 @@ func (g *fakeGraph) api() http.Handler {
 			"properties": n.Props, "aliases": []any{}, "firstSeen": 1763000000000, "lastSeen": 1764000000000,
 			"lastRunId": "r1", "runs": runs, "inputs": []string{}, "outputs": []string{}})
 	})
-	mux.HandleFunc("/api/v1/column-lineage", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/api/lf/v1/column-lineage", func(w http.ResponseWriter, r *http.Request) {
 		n := g.node(r.URL.Query().Get("nodeId"))
 		if n == nil {
 			writeJSON(w, 404, map[string]any{"code": 404, "message": "no such node"})
@@ -260,13 +260,15 @@ func (g *fakeGraph) api() http.Handler {
 		g.mu.Lock()
 		cols := g.columns[n.ID]
 		g.mu.Unlock()
-		graph := []map[string]any{}
+		fields, edges := []map[string]any{}, []map[string]any{}
 		for field, in := range cols {
-			graph = append(graph, map[string]any{"id": "datasetField:" + n.Namespace + ":" + n.Name + ":" + field, "type": "DATASET_FIELD",
-				"data": map[string]any{"namespace": n.Namespace, "dataset": n.Name, "field": field, "transformationType": "IDENTITY",
-					"inputFields": []map[string]any{in}}, "inEdges": []any{}, "outEdges": []any{}})
+			id := "datasetField:" + n.Namespace + ":" + n.Name + ":" + field
+			from := fmt.Sprintf("datasetField:%s:%s:%s", in["namespace"], in["dataset"], in["field"])
+			fields = append(fields, map[string]any{"id": id, "namespace": n.Namespace, "dataset": n.Name, "field": field},
+				map[string]any{"id": from, "namespace": in["namespace"], "dataset": in["dataset"], "field": in["field"]})
+			edges = append(edges, map[string]any{"origin": from, "destination": id, "transformationType": "IDENTITY", "transformationDescription": nil})
 		}
-		writeJSON(w, 200, map[string]any{"graph": graph})
+		writeJSON(w, 200, map[string]any{"center": n.ID, "fields": fields, "edges": edges})
 	})
 	mux.HandleFunc("/api/lf/v1/search", func(w http.ResponseWriter, r *http.Request) {
 		if g.isDown() {

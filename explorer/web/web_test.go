@@ -196,3 +196,31 @@ func TestDistReproducible(t *testing.T) {
 		}
 	}
 }
+
+// maxSourceLines bounds every file under src/: a file that grows past it
+// holds more than one concern and is split (graph, panels, sources, app).
+const maxSourceLines = 400
+
+func TestSourceFilesStaySmall(t *testing.T) {
+	n := 0
+	err := filepath.WalkDir("src", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		if lines := bytes.Count(b, []byte("\n")); lines > maxSourceLines {
+			t.Errorf("%s has %d lines, more than %d: split it by concern", p, lines, maxSourceLines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no files under src/")
+	}
+}

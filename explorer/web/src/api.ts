@@ -1,5 +1,5 @@
-// The explorer API as the UI uses it (explorer/openapi.yaml documents it):
-// our own routes under /api/lf/v1/.
+// The explorer API as the UI uses it (see explorer/openapi.yaml): our own
+// routes under /api/lf/v1/.
 
 export type NodeType = 'DATASET' | 'JOB';
 export type EdgeType = 'INPUT_TO' | 'OUTPUTS' | 'DERIVES';
@@ -122,24 +122,30 @@ export async function search(q: string, limit: number, signal?: AbortSignal): Pr
   return r.results || [];
 }
 
-/** One field of Marquez's column-lineage answer (/api/v1/column-lineage). */
-export interface FieldNode {
-  id: string;
-  data: {
-    namespace: string;
-    dataset: string;
-    field: string;
-    transformationType?: string | null;
-    transformationDescription?: string | null;
-    inputFields?: { namespace: string; dataset: string; field: string }[] | null;
-  } | null;
+/** A field of a dataset (a DatasetField vertex). */
+export interface ColumnField {
+  id: string; // datasetField:<namespace>:<dataset>:<field>
+  namespace: string;
+  dataset: string;
+  field: string;
 }
 
-/** The column lineage of a dataset's fields, one level upstream. */
-export async function fetchColumnLineage(nodeId: string, signal?: AbortSignal): Promise<FieldNode[]> {
-  const r = await getJSON<{ graph: FieldNode[] | null }>(
-    '/api/v1/column-lineage?' + new URLSearchParams({ nodeId, depth: '1' }).toString(),
-    signal,
-  );
-  return r.graph || [];
+/** An input field -> output field edge (COLUMN_DERIVES). */
+export interface ColumnEdge {
+  origin: string;
+  destination: string;
+  transformationType: string | null;
+  transformationDescription: string | null;
+}
+
+export interface ColumnLineage {
+  center: string;
+  fields: ColumnField[];
+  edges: ColumnEdge[];
+}
+
+/** The column lineage of a node's fields, one level upstream. */
+export async function fetchColumnLineage(nodeId: string, signal?: AbortSignal): Promise<ColumnLineage> {
+  const r = await getJSON<ColumnLineage>('/api/lf/v1/column-lineage?' + new URLSearchParams({ nodeId, depth: '1' }).toString(), signal);
+  return { center: r.center, fields: r.fields || [], edges: r.edges || [] };
 }

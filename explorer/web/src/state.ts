@@ -1,5 +1,5 @@
 // The view's state in the URL (?node=&up=&down=&sel=&x=&view=&max=), shared
-// by the app (main.ts) and the boot script (boot.ts), which starts reading
+// by the app (app.ts) and the boot script (boot.ts), which starts reading
 // the centre's lineage while the app's bundle is still loading.
 import { lineageQuery } from './api';
 import type { Lineage } from './api';

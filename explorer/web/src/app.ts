@@ -1,0 +1,235 @@
+// The lineageflow explorer UI: a focused, live lineage view around one node.
+//
+// State lives in the URL (?node=&up=&down=&sel=&x=&view=), so every view is a
+// deep link. The view is the union of "sources" (sources.ts): the centre node
+// with the chosen depths, plus one source per node the user expanded, each
+// watched live (source.ts). New nodes of a live update are placed next to
+// their neighbours; nodes already drawn never move, and the user's zoom, pan
+// and selection are kept (graph.ts).
+//
+// The App ties them together: URL state -> sources -> render (graph, list,
+// details, status); user input (taps, keys, list, search, controls) ->
+// state -> URL.
+import type { ApiError, LNode } from './api';
+import { Details } from './details';
+import { $ } from './dom';
+import { GraphView } from './graph';
+import { installHooks, mark, renderStarted, rendered } from './hooks';
+import type { TestHooks } from './hooks';
+import { graphKey } from './keyboard';
+import { NodeList } from './list';
+import { setupSearch } from './search';
+import { Sources } from './sources';
+import { MAX_DEPTH, clampDepth, readURL, urlOf } from './state';
+import type { ViewState } from './state';
+import { StatusBar } from './status';
+
+class App {
+  private state: ViewState = readURL();
+  private nodes = new Map<string, LNode>(); // every node of the sources' snapshots
+  private readonly sources: Sources;
+  private readonly graph: GraphView;
+  private readonly list: NodeList;
+  private readonly details: Details;
+  private readonly status = new StatusBar();
+  private readonly hooks: TestHooks;
+  private relayout = true;
+  private renderQueued = false;
+  private revealNew = false; // the user expanded a node: pan to show what it adds
+  private ready = false; // every source answered and something is drawn
+
+  constructor() {
+    mark('appAt');
+    this.graph = new GraphView($('cy'));
+    mark('cyAt');
+    this.hooks = installHooks(this.graph.cy, () => ({ ...this.state }));
+    this.sources = new Sources({
+      changed: () => this.queueRender(),
+      failed: (e) => this.showError(e),
+      status: () => this.updateStatus(),
+    });
+    this.list = new NodeList(this.graph, {
+      select: (id) => this.select(id, true),
+      expand: (id) => this.expand(id),
+      focus: (id) => this.focus(id),
+    });
+    this.details = new Details({
+      nameOf: (id) => this.nodes.get(id)?.name ?? null,
+      open: (id) => (this.graph.has(id) ? this.select(id, true) : this.focus(id)),
+      focus: (id) => this.focus(id),
+      graphDown: (e) => this.showError(e),
+    });
+
+    const cy = this.graph.cy;
+    cy.on('tap', 'node', (ev) => {
+      const id = ev.target.id() as string;
+      this.select(id, true);
+      this.expand(id);
+    });
+    cy.on('tap', (ev) => {
+      if (ev.target === cy) this.select(null, true);
+    });
+    $('cy').addEventListener('keydown', (ev) =>
+      graphKey(ev, this.graph, {
+        selected: () => this.state.sel,
+        centre: () => this.state.node,
+        select: (id) => this.select(id, true),
+        expand: (id) => this.expand(id),
+      }),
+    );
+    window.addEventListener('popstate', () => {
+      const prev = this.state;
+      this.state = readURL();
+      this.relayout = prev.node !== this.state.node || prev.ds !== this.state.ds;
+      this.sync();
+    });
+
+    this.setupDepth();
+    setupSearch({
+      focus: (id) => this.focus(id),
+      searched: (e) => {
+        this.status.extra = e;
+        if (e) this.status.banner(e);
+        else this.updateStatus();
+      },
+    });
+    // An empty explorer is a search box: type at once.
+    if (!this.state.node) ($('search-input') as HTMLInputElement).focus();
+    $('fit').addEventListener('click', () => this.graph.fit());
+    const ds = $('ds-only') as HTMLInputElement;
+    ds.addEventListener('change', () => {
+      this.state.ds = ds.checked;
+      this.relayout = true;
+      this.push(false);
+      this.sync();
+    });
+    this.sync();
+  }
+
+  // ------------------------------------------------------------ state
+
+  private push(newEntry: boolean): void {
+    const u = urlOf(this.state);
+    if (u === location.pathname + location.search) return;
+    if (newEntry) history.pushState(null, '', u);
+    else history.replaceState(null, '', u);
+  }
+
+  /** Open the lineage of a node (search result, "focus" button). */
+  private focus(id: string): void {
+    this.state = { node: id, up: 1, down: 1, sel: id, x: [], ds: this.state.ds, max: this.state.max };
+    this.relayout = true;
+    this.push(true);
+    this.sync();
+  }
+
+  private expand(id: string): void {
+    const n = this.nodes.get(id);
+    if (!n || !this.state.node) return;
+    const m = this.sources.moreOf(id);
+    if (m.up + m.down === 0) return;
+    if (id === this.state.node || this.state.x.includes(id)) return;
+    this.state.x = [...this.state.x, id];
+    this.revealNew = true;
+    this.push(false);
+    this.sync();
+  }
+
+  private select(id: string | null, fromUser: boolean): void {
+    this.state.sel = id;
+    if (fromUser) this.push(false);
+    this.graph.highlight(this.state.sel);
+    this.list.classes();
+    this.details.show(id);
+  }
+
+  /** Makes sources, controls and details follow this.state. */
+  private sync(): void {
+    const s = this.state;
+    ($('up-val') as HTMLOutputElement).value = String(s.up);
+    ($('down-val') as HTMLOutputElement).value = String(s.down);
+    ($('ds-only') as HTMLInputElement).checked = s.ds;
+    ($('up-dec') as HTMLButtonElement).disabled = !s.node || s.up <= 0;
+    ($('down-dec') as HTMLButtonElement).disabled = !s.node || s.down <= 0;
+    ($('up-inc') as HTMLButtonElement).disabled = !s.node || s.up >= MAX_DEPTH;
+    ($('down-inc') as HTMLButtonElement).disabled = !s.node || s.down >= MAX_DEPTH;
+    $('empty').hidden = !!s.node;
+    this.sources.follow(s);
+    this.render();
+    this.details.show(s.sel);
+  }
+
+  private setupDepth(): void {
+    const step = (which: 'up' | 'down', d: number) => () => {
+      if (!this.state.node) return;
+      const v = clampDepth(this.state[which] + d, this.state[which]);
+      if (v === this.state[which]) return;
+      this.state[which] = v;
+      this.relayout = true;
+      this.push(false);
+      this.sync();
+    };
+    $('up-dec').addEventListener('click', step('up', -1));
+    $('up-inc').addEventListener('click', step('up', 1));
+    $('down-dec').addEventListener('click', step('down', -1));
+    $('down-inc').addEventListener('click', step('down', 1));
+  }
+
+  // ------------------------------------------------------------ status
+
+  private updateStatus(): void {
+    this.status.update(this.sources.status());
+  }
+
+  private showError(e: ApiError): void {
+    this.updateStatus();
+    if (!this.sources.size) this.status.banner(e);
+  }
+
+  // ------------------------------------------------------------ render
+
+  private queueRender(): void {
+    // The view's first complete answer is drawn at once: waiting for the
+    // next animation frame would first paint the empty page.
+    if (!this.ready && !this.renderQueued && this.sources.allLoaded()) {
+      this.render();
+      return;
+    }
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    requestAnimationFrame(() => {
+      this.renderQueued = false;
+      this.render();
+    });
+  }
+
+  /** Redraws the graph, the list, the status and the selected node's details from the sources' latest snapshots. */
+  private render(): void {
+    const t0 = performance.now();
+    renderStarted(this.hooks, t0);
+    const v = this.sources.merge(this.state.ds);
+    this.nodes = v.nodes;
+    const d = this.graph.draw(v, this.state.node, this.relayout, this.revealNew);
+    if (d.added.length) this.revealNew = false;
+    if (this.relayout && this.graph.cy.nodes().length && this.sources.allLoaded()) this.relayout = false;
+    const t2 = performance.now();
+    this.graph.highlight(this.state.sel);
+    const t3 = performance.now();
+    this.list.render(v.visN, v.visE, v.more, this.state.node, this.state.x);
+    const t4 = performance.now();
+    this.updateStatus();
+    $('nodecount').textContent = '(' + v.visN.size + (v.truncated ? ', truncated' : '') + ')';
+    const parts: Record<string, number> = { diff: d.diffAt - t0, layout: t2 - d.diffAt, highlight: t3 - t2, list: t4 - t3 };
+    if (d.rankMs !== undefined) parts.rankBFS = d.rankMs;
+    this.ready = this.sources.allLoaded() && this.graph.cy.nodes().length > 0;
+    rendered(this.hooks, t0, parts, this.ready);
+    // A new version of the centre may change the selected node's details.
+    const sel = this.state.sel;
+    if (sel && sel === this.details.shownFor && !d.added.length) return;
+    if (sel && v.visN.has(sel)) this.details.show(sel, true);
+  }
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  new App();
+});
