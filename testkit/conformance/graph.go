@@ -8,7 +8,7 @@ import (
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
-	"github.com/lineageflow/lineageflow/internal/graphread"
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/sink"
 )
@@ -61,7 +61,7 @@ func (g gremlinGraph) Read(_ context.Context, ids []string) ([]lineage.Vertex, [
 	if len(ids) == 0 {
 		return nil, nil, nil // g.V() of no ids is every vertex
 	}
-	src, closeFn, err := graphread.Connect(g.endpoint)
+	src, closeFn, err := graph.Connect(g.endpoint)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -87,10 +87,10 @@ func (g gremlinGraph) Read(_ context.Context, ids []string) ([]lineage.Vertex, [
 			}
 			props[fmt.Sprint(k)] = list[0]
 		}
-		v.Namespace, _ = props[sink.PropNamespace].(string)
-		v.Name, _ = props[sink.PropName].(string)
-		delete(props, sink.PropNamespace)
-		delete(props, sink.PropName)
+		v.Namespace, _ = props[lineage.PropNamespace].(string)
+		v.Name, _ = props[lineage.PropName].(string)
+		delete(props, lineage.PropNamespace)
+		delete(props, lineage.PropName)
 		if v.Props, err = propsOf(props); err != nil {
 			return nil, nil, fmt.Errorf("vertex %s: %w", v.ID, err)
 		}
@@ -110,16 +110,16 @@ func (g gremlinGraph) Read(_ context.Context, ids []string) ([]lineage.Vertex, [
 			props[fmt.Sprint(k)] = val
 		}
 		var ok1, ok2 bool
-		e.FirstSeen, ok1 = graphread.AsInt64(props[sink.PropFirstSeen])
-		e.LastSeen, ok2 = graphread.AsInt64(props[sink.PropLastSeen])
-		run, ok3 := props[sink.PropLastRunID].(string)
+		e.FirstSeen, ok1 = graph.AsInt64(props[lineage.PropFirstSeen])
+		e.LastSeen, ok2 = graph.AsInt64(props[lineage.PropLastSeen])
+		run, ok3 := props[lineage.PropLastRunID].(string)
 		if !ok1 || !ok2 || !ok3 {
 			return nil, nil, fmt.Errorf("edge %s: firstSeen, lastSeen or lastRunId missing: %v", e.ID, props)
 		}
 		e.LastRunID = run
-		delete(props, sink.PropFirstSeen)
-		delete(props, sink.PropLastSeen)
-		delete(props, sink.PropLastRunID)
+		delete(props, lineage.PropFirstSeen)
+		delete(props, lineage.PropLastSeen)
+		delete(props, lineage.PropLastRunID)
 		if e.Props, err = propsOf(props); err != nil {
 			return nil, nil, fmt.Errorf("edge %s: %w", e.ID, err)
 		}
@@ -141,7 +141,7 @@ func propsOf(m map[string]any) (lineage.Props, error) {
 			}
 			continue
 		}
-		stamp, ok := graphread.AsInt64(m[k+lineage.StampSuffix])
+		stamp, ok := graph.AsInt64(m[k+lineage.StampSuffix])
 		if !ok {
 			return "", fmt.Errorf("property %s has no stamp", k)
 		}
@@ -150,7 +150,7 @@ func propsOf(m map[string]any) (lineage.Props, error) {
 		case string:
 			p.Str = x
 		default:
-			n, ok := graphread.AsInt64(x)
+			n, ok := graph.AsInt64(x)
 			if !ok {
 				return "", fmt.Errorf("property %s is a %T", k, val)
 			}
