@@ -177,16 +177,16 @@ func TestRunDatasetBudget(t *testing.T) {
 	}
 	b.put(t, evs...)
 	r := b.runs.m["r1"]
-	if r == nil || len(r.inputs)+len(r.outputs) != 100 {
-		t.Fatalf("run holds %d datasets, budget 100", len(r.inputs)+len(r.outputs))
+	if r == nil || len(r.Inputs)+len(r.Outputs) != 100 {
+		t.Fatalf("run holds %d datasets, budget 100", len(r.Inputs)+len(r.Outputs))
 	}
 	if got := b.stats.Budget.RunDatasetsDropped.Load(); got != 150-99 {
 		t.Errorf("dropped %d, want %d", got, 150-99)
 	}
 	// The index and the slice agree (a dataset already in is not re-added).
 	b.put(t, wideEvent("RUNNING", "r1", 9, 0, 30, 1))
-	if len(r.inputs) != 99 || len(r.inIdx) != 99 {
-		t.Errorf("inputs %d, index %d, want 99", len(r.inputs), len(r.inIdx))
+	if len(r.Inputs) != 99 {
+		t.Errorf("inputs %d, want 99", len(r.Inputs))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/window"
 )
 
@@ -20,29 +21,6 @@ const (
 	TimeArrival TimeSource = "arrival"
 	// TimeEvent uses the event's eventTime (producer clock).
 	TimeEvent TimeSource = "event"
-)
-
-// RunRecords says which runs get Run vertices (DESIGN.md, "Graph model").
-type RunRecords string
-
-const (
-	// RunsAll records every run, whatever its outcome.
-	RunsAll RunRecords = "all"
-	// RunsFailed records only the runs that fail (strict policy: first
-	// terminal event FAIL or ABORT), from that event on.
-	RunsFailed RunRecords = "failed"
-	// RunsNone records no run: lineage only.
-	RunsNone RunRecords = "none"
-)
-
-// Policy says which runs give edges (DESIGN.md, Lineage semantics 4).
-type Policy string
-
-const (
-	// PolicyStrict: a run gives edges only if its first terminal event is COMPLETE.
-	PolicyStrict Policy = "strict"
-	// PolicyAny: every RunEvent commits its run and stamps it.
-	PolicyAny Policy = "any"
 )
 
 // Pipeline defaults.
@@ -65,12 +43,12 @@ type PipelineConfig struct {
 	// TimeSource picks the timestamp that buckets a record (default arrival).
 	TimeSource TimeSource
 	// Policy is the commit policy (default strict).
-	Policy Policy
+	Policy semantics.Policy
 	// Runs says which runs are recorded as Run vertices with RUN_OF, READ
 	// and WROTE edges: "failed" (default: the runs that fail, whose
 	// datasets lineage never shows), "all" (at least one graph write per
 	// run) or "none" (lineage only).
-	Runs RunRecords
+	Runs semantics.RunRecords
 	// NoColumnLineage turns column lineage off (DatasetField, FIELD_OF,
 	// COLUMN_DERIVES from columnLineage facets): it costs about as many
 	// graph writes as the dataset lineage on Spark-like workloads.
@@ -173,10 +151,10 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 		c.TimeSource = TimeArrival
 	}
 	if c.Runs == "" {
-		c.Runs = RunsFailed
+		c.Runs = semantics.RunsFailed
 	}
 	if c.Policy == "" {
-		c.Policy = PolicyStrict
+		c.Policy = semantics.PolicyStrict
 	}
 	if c.RunTimeout == 0 {
 		c.RunTimeout = DefaultRunTimeout
@@ -270,14 +248,14 @@ func (c PipelineConfig) Validate() error {
 		return fmt.Errorf("%w: time source %q: use %q or %q", ErrConfig, c.TimeSource, TimeArrival, TimeEvent)
 	}
 	switch c.Runs {
-	case RunsAll, RunsFailed, RunsNone:
+	case semantics.RunsAll, semantics.RunsFailed, semantics.RunsNone:
 	default:
-		return fmt.Errorf("%w: runs %q: use %q, %q or %q", ErrConfig, c.Runs, RunsAll, RunsFailed, RunsNone)
+		return fmt.Errorf("%w: runs %q: use %q, %q or %q", ErrConfig, c.Runs, semantics.RunsAll, semantics.RunsFailed, semantics.RunsNone)
 	}
 	switch c.Policy {
-	case PolicyStrict, PolicyAny:
+	case semantics.PolicyStrict, semantics.PolicyAny:
 	default:
-		return fmt.Errorf("%w: policy %q: use %q or %q", ErrConfig, c.Policy, PolicyStrict, PolicyAny)
+		return fmt.Errorf("%w: policy %q: use %q or %q", ErrConfig, c.Policy, semantics.PolicyStrict, semantics.PolicyAny)
 	}
 	if c.RunTimeout < 0 || c.DedupTTL < 0 || c.BarrierInterval < 0 || c.SharedDedupTimeout < 0 || c.RunStoreTimeout < 0 {
 		return fmt.Errorf("%w: run timeout, dedup TTL, shared dedup timeout, run store timeout and barrier interval must be >= 0", ErrConfig)

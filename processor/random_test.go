@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -26,7 +27,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 		t.Run("seed="+itoa(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(seed), 7))
 			st := makeStream(t, gen.Config{Seed: int64(seed), Events: 400 + r.IntN(800)}, r)
-			runs := []RunRecords{RunsAll, RunsFailed, RunsNone}[seed%3]
+			runs := []semantics.RunRecords{semantics.RunsAll, semantics.RunsFailed, semantics.RunsNone}[seed%3]
 			want := refmodel.Build(st.data, refmodel.Options{Policy: "strict", Runs: string(runs)})
 
 			clk := &fakeClock{now: st.recs[0].Arrival}
@@ -79,7 +80,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 			// of the oldest one.
 			wantCk := st.recs[len(st.recs)-1].Seq
 			for _, run := range s.runs.m {
-				if run.status == runOpen && checkpoint.CompareSeq(run.pin, wantCk) < 0 {
+				if run.Status == semantics.StatusOpen && checkpoint.CompareSeq(run.pin, wantCk) < 0 {
 					wantCk = run.pin
 				}
 			}

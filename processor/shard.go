@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/window"
 )
 
@@ -49,18 +50,13 @@ type Shard struct {
 	// processed, to find the runs to load from the run store.
 	peekDec lineage.Decoder
 	peekEv  lineage.Event
-	// colBuf is the current event's column lineage (eventCols), colMemo
-	// that of recent facets.
-	colBuf  []lineage.FieldEdge
-	colMemo colMemo
-	// fastProps, slowProps: scratch of facetProps (a facet's properties
-	// by lane).
-	fastProps, slowProps []lineage.Prop
-	// propBuf: scratch of failedRunVertex (the current event's Run
-	// vertex properties).
-	propBuf []lineage.Prop
-	wm      *window.Watermark
-	ids     *vertexIDs
+	// rules say what an event means; they write it through em into the
+	// window table.
+	rules *semantics.Rules
+	em    shardEmitter
+	emi   semantics.Emitter // &em, converted once
+	wm    *window.Watermark
+	ids   *semantics.IDs
 
 	// What holds the checkpoint back, and the state behind each pin.
 	pins    *checkpoint.Pins
@@ -120,24 +116,28 @@ func NewShard(id string, db *pebble.DB, w Writer, cfg PipelineConfig) (*Shard, e
 	}
 	log := cfg.Logger.With("shard", id)
 	pins := checkpoint.NewPins()
-	ids := newVertexIDs()
+	ids := semantics.NewIDs()
 	s := &Shard{
 		id: id, cfg: cfg, db: db, st: cfg.Stats, log: log,
 		dec: lineage.Decoder{MaxBytes: cfg.MaxRecordBytes},
 		wm:  window.NewWatermark(cfg.Window),
 		ids: ids,
+		rules: semantics.NewRules(semantics.Config{Policy: cfg.Policy, Runs: cfg.Runs, NoColumnLineage: cfg.NoColumnLineage,
+			MaxRunDatasets: cfg.MaxRunDatasets, MaxEmissionEdges: cfg.MaxEmissionEdges}, ids),
 
 		pins:    pins,
 		windows: newWindowTable(id, db, pins),
 		runs:    newRunTable(id, pins, ids, cfg.Stats),
 		dedup:   newDedupSet(id, db, cfg.Stats, log, cfg.DedupMaxBytes),
 	}
-	s.windows.maxKeys, s.windows.maxEdges, s.windows.spill, s.windows.st = cfg.MaxOpenKeys, cfg.MaxEmissionEdges, s.spillTable, cfg.Stats
+	s.windows.maxKeys, s.windows.spill, s.windows.st = cfg.MaxOpenKeys, s.spillTable, cfg.Stats
 	s.windows.sizeMs, s.windows.latenessMs = cfg.Window.Size.Milliseconds(), cfg.Window.Lateness.Milliseconds()
 	if cfg.RefreshWindow > 0 {
 		s.windows.refreshMs, s.windows.seen = cfg.RefreshWindow.Milliseconds(), map[uint64]uint64{}
 	}
-	s.runs.maxDatasets, s.runs.maxRuns = cfg.MaxRunDatasets, cfg.MaxRuns
+	s.runs.maxRuns = cfg.MaxRuns
+	s.em = shardEmitter{s: s, w: s.windows}
+	s.emi = &s.em
 	if cfg.RunStore != nil {
 		s.peekDec = lineage.Decoder{MaxBytes: cfg.MaxRecordBytes}
 		s.runs.unpinned, s.runs.fetch = true, s.fetchRun
@@ -376,29 +376,14 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 	}
 	s.wm.Observe(ts)
 
-	ev := &s.ev
-	switch ev.Kind {
-	case lineage.KindDataset:
-		for _, d := range ev.Datasets {
-			s.windows.addVertex(bucket, s.prevFull, lineage.Vertex{ID: s.ids.dataset(d), Label: lineage.LabelDataset, Namespace: d.Namespace, Name: d.Name})
-		}
-	case lineage.KindJob:
-		t := ev.Time.UnixMilli()
-		e := emission{bucket: bucket, pin: s.prevFull, job: ev.Job, jobID: s.ids.job(ev.Job), first: t, last: t}
-		ins := s.ids.refs(ev.Inputs)
-		outs := s.ids.refs(ev.Outputs)
-		var cols []colRef
-		for _, c := range s.eventCols() {
-			cols = append(cols, s.ids.col(c, t))
-		}
-		s.windows.emit(&e, ins, outs, 0, 0, cols, 0)
-	case lineage.KindRun:
-		s.runEvent(bucket, arrival)
+	// What the event means (semantics/), pinned and windowed here.
+	s.em.cur = nil
+	var run *semantics.Run
+	if s.ev.Kind == lineage.KindRun {
+		s.em.cur = s.beginRun(arrival)
+		run = &s.em.cur.Run
 	}
-	s.aliases(bucket)
-	s.parents(bucket)
-	s.facetProps(bucket)
-	s.lifecycle(bucket)
+	s.rules.Event(&s.ev, run, bucket, s.emi)
 }
 
 func (s *Shard) deadLetter(r *Record, err error) {
