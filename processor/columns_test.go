@@ -103,7 +103,7 @@ func TestColumnLineage(t *testing.T) {
 // the reference model with NoColumns.
 func TestNoColumnLineage(t *testing.T) {
 	rec := []byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T02:01:00Z","run":{"runId":"c1"},"job":{"namespace":"spark","name":"daily"},"inputs":[{"namespace":"s3://raw","name":"orders"}],"outputs":[{"namespace":"s3://mart","name":"daily","facets":{` + colFacet([2]string{"id", "order_id"}) + `}}]}`)
-	got, _ := runRecordsWith(t, [][]byte{rec}, func(c *PipelineConfig) { c.NoColumnLineage = true })
+	got, _ := runRecordsWith(t, [][]byte{rec}, func(c *PipelineConfig) { c.Semantics.NoColumnLineage = true })
 	if d := refmodelCompare(refmodel.Build([][]byte{rec}, refmodel.Options{NoColumns: true}), got); d != "" {
 		t.Fatalf("graph differs from the reference:\n%s", d)
 	}
@@ -131,7 +131,7 @@ func TestColumnLineageBudget(t *testing.T) {
 	}
 	rec := []byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T02:01:00Z","run":{"runId":"c1"},"job":{"namespace":"spark","name":"daily"},"inputs":[{"namespace":"s3://raw","name":"orders"}],"outputs":[{"namespace":"s3://mart","name":"daily","facets":{` + colFacet(pairs...) + `}}]}`)
 	// INPUT_TO, OUTPUTS, DERIVES: 3 edges; 12 more fit 4 pairs.
-	got, st := runRecordsWith(t, [][]byte{rec}, func(c *PipelineConfig) { c.MaxEmissionEdges = 15 })
+	got, st := runRecordsWith(t, [][]byte{rec}, func(c *PipelineConfig) { c.Budgets.MaxEmissionEdges = 15 })
 	n := 0
 	for _, e := range got.Edges {
 		if e.Label == lineage.EdgeColumnDerives {

@@ -69,12 +69,12 @@ func (c *crashRun) run() {
 		}
 		db := openMem(t, fs)
 		cfg := testConfig(t, clk, &Stats{})
-		cfg.Runs = c.runs
-		cfg.RunStore, cfg.MaxRuns = c.store, c.maxRuns
-		cfg.MaxOpenKeys = 30 + c.r.IntN(300)
-		cfg.OutboxCap = 1 + c.r.IntN(4)
+		cfg.Semantics.Runs = c.runs
+		cfg.RunStore.Store, cfg.Budgets.MaxRuns = c.store, c.maxRuns
+		cfg.Budgets.MaxOpenKeys = 30 + c.r.IntN(300)
+		cfg.Drain.OutboxCap = 1 + c.r.IntN(4)
 		if c.refresh {
-			cfg.Window.Size, cfg.RefreshWindow = time.Second, 3*time.Second
+			cfg.Window.Size, cfg.Window.Refresh = time.Second, 3*time.Second
 		}
 		s, err := NewShard("shardId-000000000007", db, c.mem, cfg)
 		if err != nil {

@@ -45,7 +45,7 @@ func newTestShard(t *testing.T, id string, db *pebble.DB, mem *sink.Memory, st *
 func newTestShardStore(t *testing.T, id string, db *pebble.DB, mem *sink.Memory, st *Stats, clk *fakeClock, store RunStore) *Shard {
 	t.Helper()
 	cfg := testConfig(t, clk, st)
-	cfg.RunStore = store
+	cfg.RunStore.Store = store
 	s, err := NewShard(id, db, mem, cfg)
 	if err != nil {
 		t.Fatal(err)

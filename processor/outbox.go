@@ -114,7 +114,7 @@ func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64
 			records += len(e.batch.Vertices) + len(e.batch.Edges)
 		}
 	}
-	chunk(sw.edges, sw.vertices, s.cfg.ChunkRecords, func(b lineage.Batch) {
+	chunk(sw.edges, sw.vertices, s.cfg.Drain.ChunkRecords, func(b lineage.Batch) {
 		seq := s.nextOutbox
 		s.nextOutbox++
 		entry := OutboxEntry{Pin: sw.pin, Bucket: sw.bucket, Batch: b}

@@ -33,18 +33,18 @@ func TestRandomizedAgainstReference(t *testing.T) {
 			clk := &fakeClock{now: st.recs[0].Arrival}
 			stats := &Stats{}
 			cfg := testConfig(t, clk, stats)
-			cfg.Runs = runs
-			cfg.MaxOpenKeys = 20 + r.IntN(500)
-			cfg.OutboxCap = 1 + r.IntN(8)
-			cfg.ChunkRecords = 3 + r.IntN(200)
+			cfg.Semantics.Runs = runs
+			cfg.Budgets.MaxOpenKeys = 20 + r.IntN(500)
+			cfg.Drain.OutboxCap = 1 + r.IntN(8)
+			cfg.Drain.ChunkRecords = 3 + r.IntN(200)
 			if seed%3 == 0 {
-				cfg.TimeSource = TimeEvent
+				cfg.Window.TimeSource = TimeEvent
 			}
 			if seed%2 == 0 {
 				// 1 s windows and a refresh lane of 2-6 of them: stamp
 				// refreshes in windows of their own, the same graph.
 				cfg.Window.Size = time.Second
-				cfg.RefreshWindow = time.Duration(2+seed%5) * time.Second
+				cfg.Window.Refresh = time.Duration(2+seed%5) * time.Second
 			}
 			db := openMem(t, vfs.NewMem())
 			defer db.Close()
@@ -100,7 +100,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 			if len(want.Edges) == 0 {
 				t.Errorf("reference has no edges: the test proves nothing")
 			}
-			if cfg.RefreshWindow > 0 && stats.RefreshLane.Load() == 0 {
+			if cfg.Window.Refresh > 0 && stats.RefreshLane.Load() == 0 {
 				t.Errorf("the refresh lane took no record: the seed proves nothing about it")
 			}
 		})

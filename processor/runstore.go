@@ -112,9 +112,9 @@ func (s *Shard) prefetchRuns(ctx context.Context, recs []Record) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.RunStoreTimeout)
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.RunStore.Timeout)
 	start := time.Now()
-	got, err := s.cfg.RunStore.Get(cctx, ids)
+	got, err := s.cfg.RunStore.Store.Get(cctx, ids)
 	cancel()
 	s.st.observeRunStoreRead(len(ids), len(got), time.Since(start))
 	if err != nil {
@@ -148,7 +148,7 @@ func (s *Shard) storedRun(id string, v []byte) *run {
 		s.log.Warn("run store: unreadable run, starting it afresh", "run", id, "err", err)
 		return nil
 	}
-	if s.maxArrival-r.lastArrival > s.cfg.RunTimeout.Milliseconds() {
+	if s.maxArrival-r.lastArrival > s.cfg.Semantics.RunTimeout.Milliseconds() {
 		return nil
 	}
 	r.handoff, r.pin, r.Reemit = false, "", true
@@ -162,10 +162,10 @@ func (s *Shard) storedRun(id string, v []byte) *run {
 // that does not answer fails the shard (starting the run afresh would
 // overwrite its stored state).
 func (s *Shard) fetchRun(id string) *run {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RunStoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RunStore.Timeout)
 	defer cancel()
 	start := time.Now()
-	got, err := s.cfg.RunStore.Get(ctx, []string{id})
+	got, err := s.cfg.RunStore.Store.Get(ctx, []string{id})
 	s.st.observeRunStoreRead(1, len(got), time.Since(start))
 	s.st.RunStoreSingleReads.Add(1)
 	if err != nil {
@@ -188,7 +188,7 @@ func (s *Shard) saveRuns(ctx context.Context) error {
 	}
 	items := make([]RunItem, 0, len(t.dirty))
 	idx := make(map[string]int, len(t.dirty))
-	retain := s.cfg.RunTimeout
+	retain := s.cfg.Semantics.RunTimeout
 	for _, r := range t.dirty {
 		if cur := t.m[r.ID]; cur != nil && cur != r {
 			continue // an older copy (evicted, then loaded again): cur is in the list too
@@ -207,9 +207,9 @@ func (s *Shard) saveRuns(ctx context.Context) error {
 		idx[r.ID] = len(items)
 		items = append(items, it)
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.RunStoreTimeout)
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.RunStore.Timeout)
 	start := time.Now()
-	err := s.cfg.RunStore.Put(cctx, items)
+	err := s.cfg.RunStore.Store.Put(cctx, items)
 	cancel()
 	s.st.observeRunStoreWrite(len(items), time.Since(start))
 	if err != nil {

@@ -137,7 +137,7 @@ func TestRunStoreEviction(t *testing.T) {
 func storeShard(t *testing.T, store RunStore, mem *sink.Memory, st *Stats, clk *fakeClock, kcl string, timeout time.Duration) *Shard {
 	t.Helper()
 	cfg := testConfig(t, clk, st)
-	cfg.RunStore, cfg.RunTimeout = store, timeout
+	cfg.RunStore.Store, cfg.Semantics.RunTimeout = store, timeout
 	db := openMem(t, vfs.NewMem())
 	t.Cleanup(func() { _ = db.Close() })
 	s, err := NewShard("shardId-000000000001", db, mem, cfg)

@@ -22,7 +22,7 @@ import (
 // and the stats.
 func runRecords(t *testing.T, data [][]byte, runs semantics.RunRecords) (*refmodel.Graph, *Stats) {
 	t.Helper()
-	return runRecordsWith(t, data, func(c *PipelineConfig) { c.Runs = runs })
+	return runRecordsWith(t, data, func(c *PipelineConfig) { c.Semantics.Runs = runs })
 }
 
 // runRecordsWith is runRecords with the config set by set.
@@ -153,9 +153,9 @@ func benchReduction(b *testing.B, recs []Record, runs semantics.RunRecords, noCo
 		clk := &fakeClock{now: recs[0].Arrival}
 		stats := &Stats{}
 		cfg := testConfig(b, clk, stats)
-		cfg.Runs = runs
-		cfg.NoColumnLineage = noCols
-		cfg.RefreshWindow = refresh
+		cfg.Semantics.Runs = runs
+		cfg.Semantics.NoColumnLineage = noCols
+		cfg.Window.Refresh = refresh
 		db := openMem(b, vfs.NewMem())
 		cw := &cacheWriter{seen: map[string]lineage.Props{}}
 		s, err := NewShard("shardId-000000000001", db, cw, cfg)

@@ -119,27 +119,26 @@ func NewShard(id string, db *pebble.DB, w Writer, cfg PipelineConfig) (*Shard, e
 	ids := semantics.NewIDs()
 	s := &Shard{
 		id: id, cfg: cfg, db: db, st: cfg.Stats, log: log,
-		dec: lineage.Decoder{MaxBytes: cfg.MaxRecordBytes},
-		wm:  window.NewWatermark(cfg.Window),
-		ids: ids,
-		rules: semantics.NewRules(semantics.Config{Policy: cfg.Policy, Runs: cfg.Runs, NoColumnLineage: cfg.NoColumnLineage,
-			MaxRunDatasets: cfg.MaxRunDatasets, MaxEmissionEdges: cfg.MaxEmissionEdges}, ids),
+		dec:   lineage.Decoder{MaxBytes: cfg.Budgets.MaxRecordBytes},
+		wm:    window.NewWatermark(cfg.Window.Config),
+		ids:   ids,
+		rules: semantics.NewRules(cfg.rules(), ids),
 
 		pins:    pins,
 		windows: newWindowTable(id, db, pins),
 		runs:    newRunTable(id, pins, ids, cfg.Stats),
-		dedup:   newDedupSet(id, db, cfg.Stats, log, cfg.DedupMaxBytes),
+		dedup:   newDedupSet(id, db, cfg.Stats, log, cfg.Dedup.MaxBytes),
 	}
-	s.windows.maxKeys, s.windows.spill, s.windows.st = cfg.MaxOpenKeys, s.spillTable, cfg.Stats
+	s.windows.maxKeys, s.windows.spill, s.windows.st = cfg.Budgets.MaxOpenKeys, s.spillTable, cfg.Stats
 	s.windows.sizeMs, s.windows.latenessMs = cfg.Window.Size.Milliseconds(), cfg.Window.Lateness.Milliseconds()
-	if cfg.RefreshWindow > 0 {
-		s.windows.refreshMs, s.windows.seen = cfg.RefreshWindow.Milliseconds(), map[uint64]uint64{}
+	if cfg.Window.Refresh > 0 {
+		s.windows.refreshMs, s.windows.seen = cfg.Window.Refresh.Milliseconds(), map[uint64]uint64{}
 	}
-	s.runs.maxRuns = cfg.MaxRuns
+	s.runs.maxRuns = cfg.Budgets.MaxRuns
 	s.em = shardEmitter{s: s, w: s.windows}
 	s.emi = &s.em
-	if cfg.RunStore != nil {
-		s.peekDec = lineage.Decoder{MaxBytes: cfg.MaxRecordBytes}
+	if cfg.RunStore.Store != nil {
+		s.peekDec = lineage.Decoder{MaxBytes: cfg.Budgets.MaxRecordBytes}
 		s.runs.unpinned, s.runs.fetch = true, s.fetchRun
 	}
 	s.drain = newDrainer(s, w)
@@ -212,10 +211,10 @@ func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) (err 
 	if s.failed != nil {
 		return s.failed
 	}
-	if s.cfg.SharedDedup != nil {
+	if s.cfg.Dedup.Shared != nil {
 		s.claimShared(ctx, recs)
 	}
-	if s.cfg.RunStore != nil {
+	if s.cfg.RunStore.Store != nil {
 		if err := s.prefetchRuns(ctx, recs); err != nil {
 			return err
 		}
@@ -227,8 +226,8 @@ func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) (err 
 			continue
 		}
 		s.record(r, s.sharedClaimOf(i))
-		deadFull := len(s.dead) >= s.cfg.MaxDeadLettersPerBarrier
-		if s.windows.full(s.cfg.MaxOpenKeys) || deadFull {
+		deadFull := len(s.dead) >= s.cfg.Budgets.MaxDeadLettersPerBarrier
+		if s.windows.full(s.cfg.Budgets.MaxOpenKeys) || deadFull {
 			if deadFull {
 				s.st.Budget.DeadLetterBarriers.Add(1)
 			}
@@ -367,7 +366,7 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 	}
 
 	ts := arrival
-	if s.cfg.TimeSource == TimeEvent {
+	if s.cfg.Window.TimeSource == TimeEvent {
 		ts = s.ev.Time.UnixMilli()
 	}
 	bucket := s.cfg.Window.Bucket(ts)
@@ -394,8 +393,8 @@ func (s *Shard) deadLetter(r *Record, err error) {
 	}
 	s.st.addInvalid(reason)
 	raw := r.Data
-	if len(raw) > s.cfg.DeadLetterBytes {
-		raw = raw[:s.cfg.DeadLetterBytes]
+	if len(raw) > s.cfg.Budgets.DeadLetterBytes {
+		raw = raw[:s.cfg.Budgets.DeadLetterBytes]
 	}
 	d := checkpoint.DeadLetter{Shard: s.id, Seq: r.Seq, Sub: r.Sub, Arrival: r.Arrival.UTC(), Reason: string(reason),
 		Field: field, Message: msg, Size: len(r.Data), Raw: raw}

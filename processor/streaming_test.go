@@ -171,7 +171,7 @@ func streamingCheckpoint(t *testing.T, pt string) {
 	clk := &fakeClock{now: t0}
 	stats := &Stats{}
 	cfg := testConfig(t, clk, stats)
-	cfg.RunTimeout = runTimeout
+	cfg.Semantics.RunTimeout = runTimeout
 	db := openMem(t, vfs.NewMem())
 	defer db.Close()
 	mem := sink.NewMemory()

@@ -127,21 +127,24 @@ func runWorker(ctx context.Context, args []string) error {
 		AWS: awsconf.Config{Region: *region, KinesisEndpoint: *kinEP, DynamoDBEndpoint: *ddbEP,
 			AccessKeyID: *accessKey, SecretAccessKey: *secretKey},
 		Pipeline: processor.PipelineConfig{
-			Window:     window.Config{Size: *windowSize, Lateness: *lateness},
-			TimeSource: processor.TimeSource(*timeSource), Policy: semantics.Policy(*policy), Runs: semantics.RunRecords(*runs), NoColumnLineage: !*columns,
-			RefreshWindow: *refreshWin,
-			RunTimeout:    *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
-			MaxRecordBytes: *maxRecBytes, MaxEventDatasets: *maxEvDS, MaxRunDatasets: *maxRunDS,
-			MaxEmissionEdges: *maxEmEdges, MaxDeadLettersPerBarrier: *maxDLBar, MaxRuns: *maxRuns,
-			DeadLetterRetention: *dlRetention, DeadLetterMaxBytes: *dlMaxBytes, DedupMaxBytes: *dedupMax, ParkAfter: *parkAfter,
-			UnsafeBreak: *unsafeBreak, SharedDedupTimeout: *dedupTO,
+			Window: processor.WindowConfig{Config: window.Config{Size: *windowSize, Lateness: *lateness},
+				TimeSource: processor.TimeSource(*timeSource), Refresh: *refreshWin},
+			Semantics: processor.SemanticsConfig{Policy: semantics.Policy(*policy), Runs: semantics.RunRecords(*runs),
+				NoColumnLineage: !*columns, RunTimeout: *runTimeout},
+			Budgets: processor.Budgets{MaxOpenKeys: *maxKeys, MaxRecordBytes: *maxRecBytes, MaxEventDatasets: *maxEvDS,
+				MaxRunDatasets: *maxRunDS, MaxEmissionEdges: *maxEmEdges, MaxDeadLettersPerBarrier: *maxDLBar, MaxRuns: *maxRuns,
+				DeadLetterRetention: *dlRetention, DeadLetterMaxBytes: *dlMaxBytes},
+			Dedup:       processor.DedupConfig{MaxBytes: *dedupMax, SharedTimeout: *dedupTO},
+			Drain:       processor.DrainConfig{OutboxCap: *outboxCap, ParkAfter: *parkAfter},
+			Logger:      logger,
+			UnsafeBreak: *unsafeBreak,
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,
 		MaxLeases: *maxLeases, IdleBetweenReads: *idleReads, MaxRecords: *maxRecords, ShutdownGrace: *grace,
 		KinesisProtocol: source.KinesisProtocol(*kinProto), RunStoreTable: storeTable, Logger: logger,
 	}
 	if shared != nil {
-		cfg.Pipeline.SharedDedup = shared
+		cfg.Pipeline.Dedup.Shared = shared
 	}
 	wk, err := source.NewWorker(cfg)
 	if err != nil {
