@@ -41,12 +41,16 @@ func (s Status) String() string {
 type Run struct {
 	ID     string
 	Status Status
-	Job    lineage.Job
-	JobID  string
 	// HasC: MinC and MaxC are set: the min and max eventTime (Unix ms) of
 	// the events that stamp the run (COMPLETE; every event under policy
 	// any or of a streaming run).
-	HasC       bool
+	HasC bool
+	// Reemit: the run's next emission carries everything it holds, not
+	// only what its event adds (set by the holder for a run whose earlier
+	// emissions may be lost, e.g. loaded from a shared store; not stored).
+	Reemit     bool
+	Job        lineage.Job
+	JobID      string
 	MinC, MaxC int64
 	Inputs     []DatasetRef
 	Outputs    []DatasetRef
@@ -55,10 +59,6 @@ type Run struct {
 	Cols []ColRef
 	// RV is what the run's Run vertex needs.
 	RV RunVertexState
-	// Reemit: the run's next emission carries everything it holds, not
-	// only what its event adds (set by the holder for a run whose earlier
-	// emissions may be lost, e.g. loaded from a shared store; not stored).
-	Reemit bool
 
 	// inIdx, outIdx index the ids of Inputs and Outputs once a run has
 	// more than runIdxMin of them, so that adding a dataset costs the same
