@@ -156,8 +156,8 @@ func (t *runTable) evict(keep *run) {
 }
 
 // beginRun returns the run of the current RunEvent (arriving at
-// arrival), started if new, made the emitter's current run, and keeps the
-// run table within its budget.
+// arrival), started if new and marked changed, and keeps the run table
+// within its budget (another run may be evicted, never this one).
 func (s *Shard) beginRun(arrival int64) *run {
 	r := s.runs.open(s.ev.RunID, s.ev.Job, s.prevFull)
 	r.lastArrival = arrival

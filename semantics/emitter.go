@@ -8,7 +8,9 @@ import "github.com/lineageflow/lineageflow/lineage"
 type Origin uint8
 
 const (
+	// FromRecord: replays from the current record alone.
 	FromRecord Origin = iota
+	// FromRun: an emission of the current run's accumulated state.
 	FromRun
 )
 
