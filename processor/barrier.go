@@ -25,8 +25,8 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 	if err := s.awaitOutboxSpace(ctx, sealing); err != nil {
 		return err
 	}
-	s.runs.expire(s.maxArrival, s.cfg.RunTimeout.Milliseconds())
-	if s.cfg.RunStore != nil {
+	s.runs.expire(s.maxArrival, s.cfg.Semantics.RunTimeout.Milliseconds())
+	if s.cfg.RunStore.Store != nil {
 		// Before the commit that moves the durable position (and so
 		// the KCL checkpoint) past the records these updates fold.
 		if err := s.saveRuns(ctx); err != nil {
@@ -46,7 +46,7 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 		return s.fail(err)
 	}
 	s.runs.writeTo(batch)
-	if err := s.dedup.writeTo(batch, s.maxArrival-s.cfg.DedupTTL.Milliseconds()); err != nil {
+	if err := s.dedup.writeTo(batch, s.maxArrival-s.cfg.Dedup.TTL.Milliseconds()); err != nil {
 		return s.fail(fmt.Errorf("dedup expiry: %w", err))
 	}
 	if err := s.expireDeadLetters(batch); err != nil {
@@ -72,7 +72,7 @@ func (s *Shard) awaitOutboxSpace(ctx context.Context, sealing sealSet) error {
 	if len(sealing) == 0 {
 		return nil
 	}
-	return s.drain.waitSpace(ctx, s.cfg.OutboxCap)
+	return s.drain.waitSpace(ctx, s.cfg.Drain.OutboxCap)
 }
 
 // writeSealed folds each sealing window with what Pebble holds, adds its

@@ -118,7 +118,7 @@ func BenchmarkWideWindow(b *testing.B) {
 		db := benchDB(b)
 		clk := &fakeClock{now: time.Unix(1767225600, 0)}
 		cfg := testConfig(b, clk, &Stats{})
-		cfg.OutboxCap = 1 << 20
+		cfg.Drain.OutboxCap = 1 << 20
 		s, _ := NewShard("shardId-000000000001", db, discardSink{}, cfg)
 		ctx := context.Background()
 		if err := s.Start(ctx, ""); err != nil {
@@ -144,7 +144,7 @@ func fillKeys(s *Shard, n, offset int) {
 		in := fmt.Sprintf("dataset:2:ns/i%d", (k+offset)/1024)
 		s.windows.touch(1767225600000, "1")
 		s.windows.tab.AddEdge(1767225600000, "DERIVES", in, out, 1, 2, "r")
-		if s.windows.tab.Len() >= s.cfg.MaxOpenKeys {
+		if s.windows.tab.Len() >= s.cfg.Budgets.MaxOpenKeys {
 			if err := s.barrier(ctx, false, true); err != nil {
 				panic(err)
 			}

@@ -115,12 +115,12 @@ func (s *Shard) spillTable() {
 // than MaxEventDatasets: one dead letter, counted.
 func (s *Shard) overEventBudget(r *Record) bool {
 	n := len(s.ev.Inputs) + len(s.ev.Outputs)
-	if n <= s.cfg.MaxEventDatasets {
+	if n <= s.cfg.Budgets.MaxEventDatasets {
 		return false
 	}
 	s.st.Budget.EventsOverDatasets.Add(1)
 	s.deadLetter(r, &lineage.DecodeError{Reason: lineage.ReasonTooManyDatasets,
-		Msg: fmt.Sprintf("%d inputs + outputs, over the budget of %d (-max-event-datasets)", n, s.cfg.MaxEventDatasets)})
+		Msg: fmt.Sprintf("%d inputs + outputs, over the budget of %d (-max-event-datasets)", n, s.cfg.Budgets.MaxEventDatasets)})
 	return true
 }
 
@@ -160,15 +160,15 @@ func (s *Shard) expireDeadLetters(batch *pebble.Batch) error {
 	for _, d := range s.dead {
 		s.dlq.bytes += int64(len(d.key) + len(d.val))
 	}
-	over := s.cfg.DeadLetterMaxBytes > 0 && s.dlq.bytes > s.cfg.DeadLetterMaxBytes
-	ageDue := s.cfg.DeadLetterRetention > 0 && s.maxArrival-s.dlq.lastGC >= time.Minute.Milliseconds()
+	over := s.cfg.Budgets.DeadLetterMaxBytes > 0 && s.dlq.bytes > s.cfg.Budgets.DeadLetterMaxBytes
+	ageDue := s.cfg.Budgets.DeadLetterRetention > 0 && s.maxArrival-s.dlq.lastGC >= time.Minute.Milliseconds()
 	if !over && !ageDue {
 		return nil
 	}
 	if ageDue {
 		s.dlq.lastGC = s.maxArrival
 	}
-	horizon := time.UnixMilli(s.maxArrival - s.cfg.DeadLetterRetention.Milliseconds())
+	horizon := time.UnixMilli(s.maxArrival - s.cfg.Budgets.DeadLetterRetention.Milliseconds())
 	prefix := checkpoint.DLQShardPrefix(s.id)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: checkpoint.PrefixEnd(prefix)})
 	if err != nil {
@@ -177,13 +177,13 @@ func (s *Shard) expireDeadLetters(batch *pebble.Batch) error {
 	defer func() { _ = it.Close() }()
 	for it.First(); it.Valid(); it.Next() {
 		size := int64(len(it.Key()) + len(it.Value()))
-		if s.cfg.DeadLetterMaxBytes > 0 && s.dlq.bytes > s.cfg.DeadLetterMaxBytes {
+		if s.cfg.Budgets.DeadLetterMaxBytes > 0 && s.dlq.bytes > s.cfg.Budgets.DeadLetterMaxBytes {
 			s.st.Budget.DeadLettersOverBytes.Add(1)
 		} else {
 			var d struct {
 				Arrival time.Time `json:"arrival"`
 			}
-			if s.cfg.DeadLetterRetention <= 0 || json.Unmarshal(it.Value(), &d) != nil || !d.Arrival.Before(horizon) {
+			if s.cfg.Budgets.DeadLetterRetention <= 0 || json.Unmarshal(it.Value(), &d) != nil || !d.Arrival.Before(horizon) {
 				break
 			}
 			s.st.Budget.DeadLettersAged.Add(1)

@@ -103,7 +103,7 @@ func (b *budgetShard) deadLetters(t *testing.T) []checkpoint.DeadLetter {
 // A 150 x 150 event with a 500-key table: the table is spilled inside the
 // emission (never holding much more than 500 keys) and the graph is exact.
 func TestEmissionSpillsInsideTheLoop(t *testing.T) {
-	b := newBudgetShard(t, func(c *PipelineConfig) { c.MaxOpenKeys = 500 })
+	b := newBudgetShard(t, func(c *PipelineConfig) { c.Budgets.MaxOpenKeys = 500 })
 	ev := wideEvent("COMPLETE", "r1", 1, 0, 150, 150)
 	b.put(t, ev)
 	if n := b.windows.tab.Len(); n > 500 {
@@ -124,7 +124,7 @@ func TestEmissionSpillsInsideTheLoop(t *testing.T) {
 // Over MaxEmissionEdges the DERIVES edges are left out and counted; what
 // is written is a subset of the reference (no ghost edge).
 func TestEmissionEdgeBudget(t *testing.T) {
-	b := newBudgetShard(t, func(c *PipelineConfig) { c.MaxEmissionEdges = 1000 })
+	b := newBudgetShard(t, func(c *PipelineConfig) { c.Budgets.MaxEmissionEdges = 1000 })
 	ev := wideEvent("COMPLETE", "r1", 1, 0, 50, 50)
 	b.put(t, ev)
 	got := b.flush(t)
@@ -152,7 +152,7 @@ func TestEmissionEdgeBudget(t *testing.T) {
 // An event over MaxEventDatasets is one dead letter; the next one is
 // processed.
 func TestEventDatasetBudget(t *testing.T) {
-	b := newBudgetShard(t, func(c *PipelineConfig) { c.MaxEventDatasets = 100 })
+	b := newBudgetShard(t, func(c *PipelineConfig) { c.Budgets.MaxEventDatasets = 100 })
 	big, small := wideEvent("COMPLETE", "r1", 1, 0, 60, 41), wideEvent("COMPLETE", "r2", 2, 0, 2, 2)
 	b.put(t, big, small)
 	got := b.flush(t)
@@ -170,30 +170,30 @@ func TestEventDatasetBudget(t *testing.T) {
 
 // A run stops growing at MaxRunDatasets; the datasets left out are counted.
 func TestRunDatasetBudget(t *testing.T) {
-	b := newBudgetShard(t, func(c *PipelineConfig) { c.MaxRunDatasets = 100 })
+	b := newBudgetShard(t, func(c *PipelineConfig) { c.Budgets.MaxRunDatasets = 100 })
 	var evs [][]byte
 	for k := 0; k < 5; k++ {
 		evs = append(evs, wideEvent("RUNNING", "r1", k, 30*k, 30, 1))
 	}
 	b.put(t, evs...)
 	r := b.runs.m["r1"]
-	if r == nil || len(r.inputs)+len(r.outputs) != 100 {
-		t.Fatalf("run holds %d datasets, budget 100", len(r.inputs)+len(r.outputs))
+	if r == nil || len(r.Inputs)+len(r.Outputs) != 100 {
+		t.Fatalf("run holds %d datasets, budget 100", len(r.Inputs)+len(r.Outputs))
 	}
 	if got := b.stats.Budget.RunDatasetsDropped.Load(); got != 150-99 {
 		t.Errorf("dropped %d, want %d", got, 150-99)
 	}
 	// The index and the slice agree (a dataset already in is not re-added).
 	b.put(t, wideEvent("RUNNING", "r1", 9, 0, 30, 1))
-	if len(r.inputs) != 99 || len(r.inIdx) != 99 {
-		t.Errorf("inputs %d, index %d, want 99", len(r.inputs), len(r.inIdx))
+	if len(r.Inputs) != 99 {
+		t.Errorf("inputs %d, want 99", len(r.Inputs))
 	}
 }
 
 // Past MaxRuns the oldest runs are forgotten; open ones are counted and
 // release their pins.
 func TestRunsBudget(t *testing.T) {
-	b := newBudgetShard(t, func(c *PipelineConfig) { c.MaxRuns = 64 })
+	b := newBudgetShard(t, func(c *PipelineConfig) { c.Budgets.MaxRuns = 64 })
 	for k := 0; k < 300; k++ {
 		b.put(t, wideEvent("START", fmt.Sprintf("r%d", k), k, 0, 1, 1))
 		if n := b.runs.len(); n > 64 {
@@ -218,9 +218,9 @@ func TestRunsBudget(t *testing.T) {
 // counted, and what is kept is listed.
 func TestDeadLetterBudgets(t *testing.T) {
 	b := newBudgetShard(t, func(c *PipelineConfig) {
-		c.MaxDeadLettersPerBarrier = 100
-		c.DeadLetterMaxBytes = 64 << 10
-		c.DeadLetterRetention = time.Hour
+		c.Budgets.MaxDeadLettersPerBarrier = 100
+		c.Budgets.DeadLetterMaxBytes = 64 << 10
+		c.Budgets.DeadLetterRetention = time.Hour
 	})
 	var recs []Record
 	for k := 0; k < 5000; k++ {
@@ -295,7 +295,7 @@ func TestRefusedBatchIsParked(t *testing.T) {
 	clk := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	stats := &Stats{}
 	cfg := testConfig(t, clk, stats)
-	cfg.ParkAfter = 3
+	cfg.Drain.ParkAfter = 3
 	db := openMem(t, vfs.NewMem())
 	defer db.Close()
 	bad := lineage.DatasetID(lineage.Dataset{Namespace: "ns", Name: "in0"})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
@@ -46,7 +47,7 @@ func TestColumnLineage(t *testing.T) {
 		// Design-time lineage.
 		[]byte(`{"eventTime":"2026-01-01T02:04:00Z","job":{"namespace":"spark","name":"daily"},` + out(colFacet([2]string{"ts", "day"})) + `,"producer":"p","schemaURL":"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent"}`),
 	}
-	for _, runs := range []RunRecords{RunsFailed, RunsAll, RunsNone} {
+	for _, runs := range []semantics.RunRecords{semantics.RunsFailed, semantics.RunsAll, semantics.RunsNone} {
 		t.Run("runs="+string(runs), func(t *testing.T) {
 			got, _ := runRecords(t, recs, runs)
 			if d := refmodelCompare(refmodel.Build(recs, refmodel.Options{Runs: string(runs)}), got); d != "" {
@@ -102,7 +103,7 @@ func TestColumnLineage(t *testing.T) {
 // the reference model with NoColumns.
 func TestNoColumnLineage(t *testing.T) {
 	rec := []byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T02:01:00Z","run":{"runId":"c1"},"job":{"namespace":"spark","name":"daily"},"inputs":[{"namespace":"s3://raw","name":"orders"}],"outputs":[{"namespace":"s3://mart","name":"daily","facets":{` + colFacet([2]string{"id", "order_id"}) + `}}]}`)
-	got, _ := runRecordsWith(t, [][]byte{rec}, func(c *PipelineConfig) { c.NoColumnLineage = true })
+	got, _ := runRecordsWith(t, [][]byte{rec}, func(c *PipelineConfig) { c.Semantics.NoColumnLineage = true })
 	if d := refmodelCompare(refmodel.Build([][]byte{rec}, refmodel.Options{NoColumns: true}), got); d != "" {
 		t.Fatalf("graph differs from the reference:\n%s", d)
 	}
@@ -130,7 +131,7 @@ func TestColumnLineageBudget(t *testing.T) {
 	}
 	rec := []byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T02:01:00Z","run":{"runId":"c1"},"job":{"namespace":"spark","name":"daily"},"inputs":[{"namespace":"s3://raw","name":"orders"}],"outputs":[{"namespace":"s3://mart","name":"daily","facets":{` + colFacet(pairs...) + `}}]}`)
 	// INPUT_TO, OUTPUTS, DERIVES: 3 edges; 12 more fit 4 pairs.
-	got, st := runRecordsWith(t, [][]byte{rec}, func(c *PipelineConfig) { c.MaxEmissionEdges = 15 })
+	got, st := runRecordsWith(t, [][]byte{rec}, func(c *PipelineConfig) { c.Budgets.MaxEmissionEdges = 15 })
 	n := 0
 	for _, e := range got.Edges {
 		if e.Label == lineage.EdgeColumnDerives {
@@ -139,48 +140,5 @@ func TestColumnLineageBudget(t *testing.T) {
 	}
 	if n != 4 || st.Budget.EdgesDropped.Load() != 6 || st.Budget.EmissionsTruncated.Load() != 1 {
 		t.Fatalf("%d COLUMN_DERIVES, %d dropped, %d truncated; want 4, 6, 1", n, st.Budget.EdgesDropped.Load(), st.Budget.EmissionsTruncated.Load())
-	}
-}
-
-// TestEventColsMemo: the pairs eventCols gives from its memo of recent
-// facets are the pairs the facet gives, and the same facet bytes under
-// another output dataset are read again, not taken from the memo.
-func TestEventColsMemo(t *testing.T) {
-	raw := []byte(`{"fields":{"id":{"inputFields":[{"namespace":"s3://raw","name":"orders","field":"order_id"}]},"day":{"inputFields":[{"namespace":"s3://raw","name":"orders","field":"ts"}]}}}`)
-	other := lineage.Dataset{Namespace: "s3://mart", Name: "weekly"}
-	s := &Shard{}
-	for i, c := range []lineage.ColumnLineage{
-		{Output: martDaily, Raw: raw},
-		{Output: martDaily, Raw: append([]byte(nil), raw...)}, // from the memo
-		{Output: other, Raw: raw},                             // same bytes, another output
-		{Output: martDaily, Raw: raw},
-	} {
-		s.ev.Columns = []lineage.ColumnLineage{c}
-		got := s.eventCols()
-		want := c.Edges(nil)
-		if len(want) != 2 {
-			t.Fatalf("%d: the facet gives %d pairs, want 2", i, len(want))
-		}
-		if len(got) != len(want) {
-			t.Fatalf("%d: %d pairs, want %d", i, len(got), len(want))
-		}
-		for j := range want {
-			if got[j] != want[j] {
-				t.Errorf("%d: pair %d = %+v, want %+v", i, j, got[j], want[j])
-			}
-		}
-	}
-	if len(s.colMemo.m) != 1 {
-		t.Errorf("memo holds %d facets, want 1 (the last output read)", len(s.colMemo.m))
-	}
-}
-
-// TestFieldVertex: fieldVertex is DatasetFieldVertex with the id given.
-func TestFieldVertex(t *testing.T) {
-	for _, f := range []string{"order_id", "", "a/b:c"} {
-		want := lineage.DatasetFieldVertex(rawOrders, f)
-		if got := fieldVertex(rawOrders, f, lineage.DatasetFieldID(rawOrders, f)); got != want {
-			t.Errorf("fieldVertex(%q) = %+v, want %+v", f, got, want)
-		}
 	}
 }

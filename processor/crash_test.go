@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/lineageflow/lineageflow/internal/gen"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -35,8 +36,8 @@ type crashRun struct {
 	// it counts (no KCL checkpoint).
 	dieAt   int32
 	mem     *sink.Memory
-	runs    RunRecords // -runs of every incarnation ("" = all)
-	refresh bool       // 1 s windows with a 3 s refresh lane
+	runs    semantics.RunRecords // -runs of every incarnation ("" = all)
+	refresh bool                 // 1 s windows with a 3 s refresh lane
 	// store, if set, is every incarnation's run store; maxRuns (0: the
 	// default) their MaxRuns.
 	store    RunStore
@@ -68,12 +69,12 @@ func (c *crashRun) run() {
 		}
 		db := openMem(t, fs)
 		cfg := testConfig(t, clk, &Stats{})
-		cfg.Runs = c.runs
-		cfg.RunStore, cfg.MaxRuns = c.store, c.maxRuns
-		cfg.MaxOpenKeys = 30 + c.r.IntN(300)
-		cfg.OutboxCap = 1 + c.r.IntN(4)
+		cfg.Semantics.Runs = c.runs
+		cfg.RunStore.Store, cfg.Budgets.MaxRuns = c.store, c.maxRuns
+		cfg.Budgets.MaxOpenKeys = 30 + c.r.IntN(300)
+		cfg.Drain.OutboxCap = 1 + c.r.IntN(4)
 		if c.refresh {
-			cfg.Window.Size, cfg.RefreshWindow = time.Second, 3*time.Second
+			cfg.Window.Size, cfg.Window.Refresh = time.Second, 3*time.Second
 		}
 		s, err := NewShard("shardId-000000000007", db, c.mem, cfg)
 		if err != nil {
@@ -171,7 +172,7 @@ func TestCrashAtArbitraryPoints(t *testing.T) {
 	for seed := 1; seed <= seeds; seed++ {
 		r := rand.New(rand.NewPCG(uint64(seed), 11))
 		st := makeStream(t, gen.Config{Seed: int64(100 + seed), Events: 600}, r)
-		runs := []RunRecords{RunsAll, RunsFailed}[seed%2]
+		runs := []semantics.RunRecords{semantics.RunsAll, semantics.RunsFailed}[seed%2]
 		want := refmodel.Build(st.data, refmodel.Options{Policy: "strict", Runs: string(runs)})
 		for p := 0; p < points; p++ {
 			t.Run("seed="+itoa(seed)+"/point="+itoa(p), func(t *testing.T) {

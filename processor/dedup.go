@@ -23,7 +23,7 @@ import (
 //     the d/<hash> key, so the answer is as exact as the 128-bit set was;
 //     a false match (about n/2^32 of the new payloads) costs one Get.
 //
-// Memory budget (PipelineConfig.DedupMaxBytes): the old tier's table may
+// Memory budget (PipelineConfig.Dedup.MaxBytes): the old tier's table may
 // not grow beyond it. When it would, the table is dropped and the old tier
 // is "spilled": every payload the recent tier does not know is looked up in
 // Pebble (slower, still exact: no key is forgotten). Once expiry brings the

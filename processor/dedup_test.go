@@ -81,8 +81,8 @@ func runDedupStream(t *testing.T, recent int, events int) dedupRun {
 	clk := &fakeClock{now: st.recs[0].Arrival}
 	stats := &Stats{}
 	cfg := testConfig(t, clk, stats)
-	cfg.DedupTTL = 40 * time.Second
-	cfg.MaxOpenKeys = 200
+	cfg.Dedup.TTL = 40 * time.Second
+	cfg.Budgets.MaxOpenKeys = 200
 	db := openMem(t, vfs.NewMem())
 	defer db.Close()
 	s, err := NewShard("shardId-000000000001", db, sink.NewMemory(), cfg)

@@ -235,7 +235,7 @@ func (d *drainer) run() {
 func (d *drainer) send(seq uint64) bool {
 	s := d.s
 	key := checkpoint.OutboxKey(s.id, seq)
-	backoff := s.cfg.SinkBackoff
+	backoff := s.cfg.Drain.Backoff
 	refused := 0 // consecutive permanent refusals
 	for attempt := 0; ; attempt++ {
 		err := d.sendOnce(key, seq)
@@ -251,7 +251,7 @@ func (d *drainer) send(seq uint64) bool {
 		} else {
 			refused = 0
 		}
-		if refused >= s.cfg.ParkAfter {
+		if refused >= s.cfg.Drain.ParkAfter {
 			perr := d.park(key, seq, attempt+1, err)
 			if perr == nil {
 				return true
@@ -269,8 +269,8 @@ func (d *drainer) send(seq uint64) bool {
 			t.Stop()
 			return false
 		}
-		if backoff *= 2; backoff > s.cfg.SinkBackoffMax {
-			backoff = s.cfg.SinkBackoffMax
+		if backoff *= 2; backoff > s.cfg.Drain.BackoffMax {
+			backoff = s.cfg.Drain.BackoffMax
 		}
 	}
 }

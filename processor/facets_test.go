@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
@@ -33,7 +34,7 @@ func TestFacetProperties(t *testing.T) {
 		ev("r3", "COMPLETE", "2026-01-01T04:00:00Z", "", ""), // carries none: changes nothing
 		ev("r4", "FAIL", "2026-01-01T05:00:00Z", big, ""),    // sql over the cap: left out, counted
 	}
-	got, st := runRecords(t, recs, RunsNone)
+	got, st := runRecords(t, recs, semantics.RunsNone)
 	if d := refmodelCompare(refmodel.Build(recs, refmodel.Options{Runs: "none"}), got); d != "" {
 		t.Fatalf("graph differs from the reference:\n%s", d)
 	}

@@ -74,7 +74,7 @@ func (t *runTable) loadHandoff(parent string, data []byte) (int, error) {
 		if rd.Err() != nil {
 			break
 		}
-		r, err := t.decode(id, []byte(val))
+		r, err := decodeRun(id, []byte(val), t.ids)
 		if err != nil {
 			return 0, fmt.Errorf("processor: handoff of %s, run %q: %w", parent, id, err)
 		}
@@ -85,50 +85,14 @@ func (t *runTable) loadHandoff(parent string, data []byte) (int, error) {
 	}
 	for _, r := range loaded {
 		r.handoff, r.pin = true, ""
-		if x := t.m[r.id]; x != nil {
-			mergeRun(x, r)
+		if x := t.m[r.ID]; x != nil {
+			x.lastArrival = max(x.lastArrival, r.lastArrival)
+			x.Merge(&r.Run)
 			r = x
 		} else {
-			t.m[r.id] = r
+			t.m[r.ID] = r
 		}
 		t.markDirty(r)
 	}
 	return len(loaded), nil
-}
-
-// mergeRun folds r into x: the same run held by both parents of a merge
-// (possible only if its partition key moved between them). FAIL/ABORT
-// first anywhere closes it; otherwise the most advanced status and the
-// union of the datasets and COMPLETE times.
-func mergeRun(x, r *run) {
-	if r.lastArrival > x.lastArrival {
-		x.lastArrival = r.lastArrival
-	}
-	if x.status == runClosed || r.status == runClosed {
-		x.status, x.inputs, x.outputs = runClosed, nil, nil
-		return
-	}
-	switch {
-	case x.status == runCommitted || r.status == runCommitted:
-		x.status = runCommitted // ended by a COMPLETE
-	default:
-		x.status = max(x.status, r.status) // streaming over open
-	}
-	for _, d := range r.inputs {
-		if !contains(x.inputs, d.id) {
-			x.inputs = append(x.inputs, d)
-		}
-	}
-	for _, d := range r.outputs {
-		if !contains(x.outputs, d.id) {
-			x.outputs = append(x.outputs, d)
-		}
-	}
-	if r.hasC {
-		if !x.hasC {
-			x.minC, x.maxC, x.hasC = r.minC, r.maxC, true
-		} else {
-			x.minC, x.maxC = min(x.minC, r.minC), max(x.maxC, r.maxC)
-		}
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lineageflow/lineageflow/internal/gen"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -44,7 +45,7 @@ func newTestShard(t *testing.T, id string, db *pebble.DB, mem *sink.Memory, st *
 func newTestShardStore(t *testing.T, id string, db *pebble.DB, mem *sink.Memory, st *Stats, clk *fakeClock, store RunStore) *Shard {
 	t.Helper()
 	cfg := testConfig(t, clk, st)
-	cfg.RunStore = store
+	cfg.RunStore.Store = store
 	s, err := NewShard(id, db, mem, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func newTestShardStore(t *testing.T, id string, db *pebble.DB, mem *sink.Memory,
 func openRuns(s *Shard) int {
 	n := 0
 	for _, r := range s.runs.m {
-		if r.status == runOpen {
+		if r.Status == semantics.StatusOpen {
 			n++
 		}
 	}
@@ -214,8 +215,8 @@ func TestHandoffSplitMerge(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, r := range c.s.runs.m {
-					if r.handoff && r.status == runOpen {
-						t.Errorf("handed-off run %s still open after the run timeout", r.id)
+					if r.handoff && r.Status == semantics.StatusOpen {
+						t.Errorf("handed-off run %s still open after the run timeout", r.ID)
 					}
 				}
 				if ck, _ := c.s.Checkpoint(); ck != seqOf(c.n) {
@@ -308,7 +309,7 @@ func TestHandoffResumeKeepsRuns(t *testing.T) {
 	if !c2.Resumed() {
 		t.Fatal("child did not resume from its local state")
 	}
-	if r := c2.runs.m["r1"]; r == nil || !r.handoff || r.status != runOpen {
+	if r := c2.runs.m["r1"]; r == nil || !r.handoff || r.Status != semantics.StatusOpen {
 		t.Fatalf("run r1 after resume = %+v", r)
 	}
 	f.s = c2

@@ -135,9 +135,9 @@ var testDedupMaxBytes int64
 
 func testConfig(t testing.TB, clk *fakeClock, st *Stats) PipelineConfig {
 	return PipelineConfig{
-		Clock: clk.Now, Stats: st, Logger: testLogger(t), DedupMaxBytes: testDedupMaxBytes,
+		Clock: clk.Now, Stats: st, Logger: testLogger(t), Dedup: DedupConfig{MaxBytes: testDedupMaxBytes},
 		BarrierInterval: time.Hour, // barriers only where the test puts them, at seals and when full
-		SinkBackoff:     time.Millisecond, SinkBackoffMax: 5 * time.Millisecond,
+		Drain:           DrainConfig{Backoff: time.Millisecond, BackoffMax: 5 * time.Millisecond},
 	}
 }
 

@@ -114,7 +114,7 @@ func (s *Shard) writeOutbox(batch *pebble.Batch, sw *sealedWindow, out *[]uint64
 			records += len(e.batch.Vertices) + len(e.batch.Edges)
 		}
 	}
-	chunk(sw.edges, sw.vertices, s.cfg.ChunkRecords, func(b lineage.Batch) {
+	chunk(sw.edges, sw.vertices, s.cfg.Drain.ChunkRecords, func(b lineage.Batch) {
 		seq := s.nextOutbox
 		s.nextOutbox++
 		entry := OutboxEntry{Pin: sw.pin, Bucket: sw.bucket, Batch: b}
@@ -197,4 +197,23 @@ func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int, ou
 		cur.Vertices = append(cur.Vertices, vertices[id])
 	}
 	flush()
+}
+
+// countRunRecords counts the run records (Run vertices, RUN_OF, READ,
+// WROTE) of an outbox batch: they are a write per run at least, apart
+// from the lineage's write reduction.
+func (st *Stats) countRunRecords(b *lineage.Batch) {
+	var n int64
+	for i := range b.Vertices {
+		if b.Vertices[i].Label == lineage.LabelRun {
+			n++
+		}
+	}
+	for i := range b.Edges {
+		switch b.Edges[i].Label {
+		case lineage.EdgeRunOf, lineage.EdgeRead, lineage.EdgeWrote:
+			n++
+		}
+	}
+	st.RunRecordsEmitted.Add(n)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
@@ -28,7 +29,7 @@ func TestParentHierarchy(t *testing.T) {
 		twice = append(twice, append(append([]byte{}, r...), ' '))
 	}
 	app := lineage.JobID(lineage.Job{Namespace: "spark", Name: "app"})
-	for _, runs := range []RunRecords{RunsFailed, RunsAll, RunsNone} {
+	for _, runs := range []semantics.RunRecords{semantics.RunsFailed, semantics.RunsAll, semantics.RunsNone} {
 		t.Run("runs="+string(runs), func(t *testing.T) {
 			got, _ := runRecords(t, recs, runs)
 			if d := refmodelCompare(refmodel.Build(recs, refmodel.Options{Runs: string(runs)}), got); d != "" {
@@ -42,7 +43,7 @@ func TestParentHierarchy(t *testing.T) {
 			for _, q := range []struct{ job, run string }{{"app.query_1", "c1"}, {"app.query_2", "c2"}} {
 				want[lineage.EdgeID(lineage.EdgeChildOf, lineage.JobID(lineage.Job{Namespace: "spark", Name: q.job}), app)] = true
 				// -runs failed: the failed child (c2) only.
-				if runs == RunsAll || runs == RunsFailed && q.run == "c2" {
+				if runs == semantics.RunsAll || runs == semantics.RunsFailed && q.run == "c2" {
 					want[lineage.EdgeID(lineage.EdgeChildOf, lineage.RunVertexID(q.run), lineage.RunVertexID("a1"))] = true
 				}
 			}
@@ -61,7 +62,7 @@ func TestParentHierarchy(t *testing.T) {
 			if v, ok := got.Vertices[app]; !ok || v.Label != lineage.LabelJob {
 				t.Error("the application's job (no datasets) is not in the graph")
 			}
-			if runs == RunsNone {
+			if runs == semantics.RunsNone {
 				return
 			}
 			// The parent Run holds at least its runId; the failed child

@@ -9,6 +9,7 @@ import (
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/sink"
 )
 
@@ -97,7 +98,7 @@ func TestRefusedRecordIsOneDeadLetter(t *testing.T) {
 	// Only open runs hold the checkpoint back (as in TestRandomizedAgainstReference).
 	wantCk := recs[len(recs)-1].Seq
 	for _, run := range s.runs.m {
-		if run.status == runOpen && checkpoint.CompareSeq(run.pin, wantCk) < 0 {
+		if run.Status == semantics.StatusOpen && checkpoint.CompareSeq(run.pin, wantCk) < 0 {
 			wantCk = run.pin
 		}
 	}

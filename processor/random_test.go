@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -26,24 +27,24 @@ func TestRandomizedAgainstReference(t *testing.T) {
 		t.Run("seed="+itoa(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(seed), 7))
 			st := makeStream(t, gen.Config{Seed: int64(seed), Events: 400 + r.IntN(800)}, r)
-			runs := []RunRecords{RunsAll, RunsFailed, RunsNone}[seed%3]
+			runs := []semantics.RunRecords{semantics.RunsAll, semantics.RunsFailed, semantics.RunsNone}[seed%3]
 			want := refmodel.Build(st.data, refmodel.Options{Policy: "strict", Runs: string(runs)})
 
 			clk := &fakeClock{now: st.recs[0].Arrival}
 			stats := &Stats{}
 			cfg := testConfig(t, clk, stats)
-			cfg.Runs = runs
-			cfg.MaxOpenKeys = 20 + r.IntN(500)
-			cfg.OutboxCap = 1 + r.IntN(8)
-			cfg.ChunkRecords = 3 + r.IntN(200)
+			cfg.Semantics.Runs = runs
+			cfg.Budgets.MaxOpenKeys = 20 + r.IntN(500)
+			cfg.Drain.OutboxCap = 1 + r.IntN(8)
+			cfg.Drain.ChunkRecords = 3 + r.IntN(200)
 			if seed%3 == 0 {
-				cfg.TimeSource = TimeEvent
+				cfg.Window.TimeSource = TimeEvent
 			}
 			if seed%2 == 0 {
 				// 1 s windows and a refresh lane of 2-6 of them: stamp
 				// refreshes in windows of their own, the same graph.
 				cfg.Window.Size = time.Second
-				cfg.RefreshWindow = time.Duration(2+seed%5) * time.Second
+				cfg.Window.Refresh = time.Duration(2+seed%5) * time.Second
 			}
 			db := openMem(t, vfs.NewMem())
 			defer db.Close()
@@ -79,7 +80,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 			// of the oldest one.
 			wantCk := st.recs[len(st.recs)-1].Seq
 			for _, run := range s.runs.m {
-				if run.status == runOpen && checkpoint.CompareSeq(run.pin, wantCk) < 0 {
+				if run.Status == semantics.StatusOpen && checkpoint.CompareSeq(run.pin, wantCk) < 0 {
 					wantCk = run.pin
 				}
 			}
@@ -99,7 +100,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 			if len(want.Edges) == 0 {
 				t.Errorf("reference has no edges: the test proves nothing")
 			}
-			if cfg.RefreshWindow > 0 && stats.RefreshLane.Load() == 0 {
+			if cfg.Window.Refresh > 0 && stats.RefreshLane.Load() == 0 {
 				t.Errorf("the refresh lane took no record: the seed proves nothing about it")
 			}
 		})

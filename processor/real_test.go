@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
@@ -63,7 +64,7 @@ func TestRealEvents(t *testing.T) {
 			t.Errorf("line %d: decoder (%v) and reference model (%v) disagree", i+1, err, refmodel.Valid(r))
 		}
 	}
-	for _, runs := range []RunRecords{RunsFailed, RunsAll, RunsNone} {
+	for _, runs := range []semantics.RunRecords{semantics.RunsFailed, semantics.RunsAll, semantics.RunsNone} {
 		t.Run("runs="+string(runs), func(t *testing.T) {
 			got, st := runRecords(t, recs, runs)
 			want := refmodel.Build(recs, refmodel.Options{Runs: string(runs)})
@@ -88,7 +89,7 @@ func TestRealEvents(t *testing.T) {
 			if labels[lineage.LabelDatasetAlias] == 0 || labels[lineage.EdgeAliasOf] == 0 {
 				t.Error("no DatasetAlias from the Glue symlinks")
 			}
-			if runs != RunsNone && errMsgs == 0 {
+			if runs != semantics.RunsNone && errMsgs == 0 {
 				t.Error("no failed Run with its errorMessage")
 			}
 			// The dbt run (line 40) derives stg_locations' three fields from raw_stores.

@@ -7,7 +7,7 @@ import (
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
-// The refresh lane (PipelineConfig.RefreshWindow): most graph writes of a
+// The refresh lane (PipelineConfig.Window.Refresh): most graph writes of a
 // steady workload change nothing but a stamp. A dataset's schema facet
 // comes back with every event, only its eventTime (the property's _ts)
 // newer; a FIELD_OF, ALIAS_OF, Job CHILD_OF or COLUMN_DERIVES edge comes

@@ -42,7 +42,7 @@ func TestRefreshLaneWritesChangedFacet(t *testing.T) {
 	clk := &fakeClock{now: start}
 	stats := &Stats{}
 	cfg := testConfig(t, clk, stats)
-	cfg.RefreshWindow = time.Minute
+	cfg.Window.Refresh = time.Minute
 	db := openMem(t, vfs.NewMem())
 	defer db.Close()
 	mem := sink.NewMemory()
@@ -109,7 +109,7 @@ func TestRefreshWindowConfig(t *testing.T) {
 		refresh time.Duration
 		ok      bool
 	}{{0, true}, {time.Minute, true}, {10 * time.Second, false}, {15 * time.Second, false}, {-time.Minute, false}} {
-		cfg := PipelineConfig{RefreshWindow: tc.refresh}.WithDefaults()
+		cfg := PipelineConfig{Window: WindowConfig{Refresh: tc.refresh}}.WithDefaults()
 		if err := cfg.Validate(); (err == nil) != tc.ok {
 			t.Errorf("refresh window %v: err %v", tc.refresh, err)
 		}

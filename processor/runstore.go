@@ -33,7 +33,7 @@ import (
 // idempotent (set unions, min/max, a status that only moves forward), but a
 // committed run's edges were emitted into a window that the replay must
 // fill again: a run loaded from the store therefore emits everything it
-// holds on its next event (run.reload), not only what that event adds.
+// holds on its next event (semantics.Run.Reemit), not only what that event adds.
 
 // RunStore is a run-state store shared by the workers of one application.
 // Implementations must be safe for concurrent use (every shard of a worker
@@ -75,18 +75,6 @@ const (
 	DefaultRunStoreTimeout = 30 * time.Second
 )
 
-func (s runStatus) String() string {
-	switch s {
-	case runOpen:
-		return "open"
-	case runCommitted:
-		return "committed"
-	case runClosed:
-		return "closed"
-	}
-	return "unknown"
-}
-
 // prefetchRuns loads from the store the runs of recs that this shard does
 // not hold: one Get for all of them. Records are decoded twice with a
 // store (here, and when processed); a record that does not decode is
@@ -124,9 +112,9 @@ func (s *Shard) prefetchRuns(ctx context.Context, recs []Record) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.RunStoreTimeout)
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.RunStore.Timeout)
 	start := time.Now()
-	got, err := s.cfg.RunStore.Get(cctx, ids)
+	got, err := s.cfg.RunStore.Store.Get(cctx, ids)
 	cancel()
 	s.st.observeRunStoreRead(len(ids), len(got), time.Since(start))
 	if err != nil {
@@ -154,16 +142,16 @@ func (s *Shard) prefetchRuns(ctx context.Context, recs []Record) error {
 // (counted, logged: the run starts afresh here) or is past the retention
 // (DynamoDB TTL deletes lazily: such an item may still be read).
 func (s *Shard) storedRun(id string, v []byte) *run {
-	r, err := s.runs.decode(id, v)
+	r, err := decodeRun(id, v, s.ids)
 	if err != nil {
 		s.st.RunStoreCorrupt.Add(1)
 		s.log.Warn("run store: unreadable run, starting it afresh", "run", id, "err", err)
 		return nil
 	}
-	if s.maxArrival-r.lastArrival > s.cfg.RunTimeout.Milliseconds() {
+	if s.maxArrival-r.lastArrival > s.cfg.Semantics.RunTimeout.Milliseconds() {
 		return nil
 	}
-	r.handoff, r.pin, r.reload = false, "", true
+	r.handoff, r.pin, r.Reemit = false, "", true
 	// Not the first to go if the table is over MaxRuns before its event.
 	r.lastArrival = max(r.lastArrival, s.maxArrival)
 	return r
@@ -174,10 +162,10 @@ func (s *Shard) storedRun(id string, v []byte) *run {
 // that does not answer fails the shard (starting the run afresh would
 // overwrite its stored state).
 func (s *Shard) fetchRun(id string) *run {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RunStoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RunStore.Timeout)
 	defer cancel()
 	start := time.Now()
-	got, err := s.cfg.RunStore.Get(ctx, []string{id})
+	got, err := s.cfg.RunStore.Store.Get(ctx, []string{id})
 	s.st.observeRunStoreRead(1, len(got), time.Since(start))
 	s.st.RunStoreSingleReads.Add(1)
 	if err != nil {
@@ -200,28 +188,28 @@ func (s *Shard) saveRuns(ctx context.Context) error {
 	}
 	items := make([]RunItem, 0, len(t.dirty))
 	idx := make(map[string]int, len(t.dirty))
-	retain := s.cfg.RunTimeout
+	retain := s.cfg.Semantics.RunTimeout
 	for _, r := range t.dirty {
-		if cur := t.m[r.id]; cur != nil && cur != r {
+		if cur := t.m[r.ID]; cur != nil && cur != r {
 			continue // an older copy (evicted, then loaded again): cur is in the list too
 		}
 		v := appendRun(nil, r)
 		if len(v) > MaxRunItemBytes {
 			v = s.cutRun(r)
 		}
-		it := RunItem{ID: r.id, Shard: s.id, Value: v, Status: r.status.String(),
-			Job:     r.job.Namespace + "/" + r.job.Name,
+		it := RunItem{ID: r.ID, Shard: s.id, Value: v, Status: r.Status.String(),
+			Job:     r.Job.Namespace + "/" + r.Job.Name,
 			Expires: time.UnixMilli(r.lastArrival).Add(retain)}
-		if i, ok := idx[r.id]; ok {
+		if i, ok := idx[r.ID]; ok {
 			items[i] = it
 			continue
 		}
-		idx[r.id] = len(items)
+		idx[r.ID] = len(items)
 		items = append(items, it)
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.RunStoreTimeout)
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.RunStore.Timeout)
 	start := time.Now()
-	err := s.cfg.RunStore.Put(cctx, items)
+	err := s.cfg.RunStore.Store.Put(cctx, items)
 	cancel()
 	s.st.observeRunStoreWrite(len(items), time.Since(start))
 	if err != nil {
@@ -237,21 +225,21 @@ func (s *Shard) saveRuns(ctx context.Context) error {
 // them: only a new owner after a shard move misses them).
 func (s *Shard) cutRun(r *run) []byte {
 	c := *r
-	c.cols = nil
+	c.Cols = nil
 	v := appendRun(nil, &c)
-	cut := int64(len(r.cols))
-	for len(v) > MaxRunItemBytes && len(c.inputs)+len(c.outputs) > 0 {
+	cut := int64(len(r.Cols))
+	for len(v) > MaxRunItemBytes && len(c.Inputs)+len(c.Outputs) > 0 {
 		// Drop in proportion to the excess, at least one.
-		n := max(1, (len(c.inputs)+len(c.outputs))*(len(v)-MaxRunItemBytes)/len(v)+1)
-		for ; n > 0 && len(c.outputs) > 0; n-- {
-			c.outputs = c.outputs[:len(c.outputs)-1]
+		n := max(1, (len(c.Inputs)+len(c.Outputs))*(len(v)-MaxRunItemBytes)/len(v)+1)
+		for ; n > 0 && len(c.Outputs) > 0; n-- {
+			c.Outputs = c.Outputs[:len(c.Outputs)-1]
 			cut++
 		}
-		for ; n > 0 && len(c.inputs) > 0; n-- {
-			c.inputs = c.inputs[:len(c.inputs)-1]
+		for ; n > 0 && len(c.Inputs) > 0; n-- {
+			c.Inputs = c.Inputs[:len(c.Inputs)-1]
 			cut++
 		}
-		c.rv.reads, c.rv.writes = nil, nil
+		c.RV.Reads, c.RV.Writes = nil, nil
 		v = appendRun(nil, &c)
 	}
 	s.st.Budget.RunStoreCut.Add(cut)

@@ -14,6 +14,7 @@ import (
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -84,7 +85,7 @@ func TestRunStoreMoves(t *testing.T) {
 	for seed := 1; seed <= seeds; seed++ {
 		r := rand.New(rand.NewPCG(uint64(seed), 23))
 		st := makeStream(t, gen.Config{Seed: int64(300 + seed), Events: 600}, r)
-		runs := []RunRecords{RunsAll, RunsFailed}[seed%2]
+		runs := []semantics.RunRecords{semantics.RunsAll, semantics.RunsFailed}[seed%2]
 		want := refmodel.Build(st.data, refmodel.Options{Policy: "strict", Runs: string(runs)})
 		for p := 0; p < points; p++ {
 			t.Run("seed="+itoa(seed)+"/point="+itoa(p), func(t *testing.T) {
@@ -116,10 +117,10 @@ func TestRunStoreMoves(t *testing.T) {
 func TestRunStoreEviction(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	st := makeStream(t, gen.Config{Seed: 909, Events: 1500}, r)
-	want := refmodel.Build(st.data, refmodel.Options{Policy: "strict", Runs: string(RunsAll)})
+	want := refmodel.Build(st.data, refmodel.Options{Policy: "strict", Runs: string(semantics.RunsAll)})
 	for _, withStore := range []bool{true, false} {
 		t.Run(fmt.Sprintf("store=%v", withStore), func(t *testing.T) {
-			c := &crashRun{t: t, st: st, r: rand.New(rand.NewPCG(1, 2)), mem: sink.NewMemory(), runs: RunsAll, maxRuns: 4,
+			c := &crashRun{t: t, st: st, r: rand.New(rand.NewPCG(1, 2)), mem: sink.NewMemory(), runs: semantics.RunsAll, maxRuns: 4,
 				sameDisk: func(int) bool { return true }}
 			if withStore {
 				c.store = newMemRunStore()
@@ -140,7 +141,7 @@ func TestRunStoreEviction(t *testing.T) {
 func storeShard(t *testing.T, store RunStore, mem *sink.Memory, st *Stats, clk *fakeClock, kcl string, timeout time.Duration) *Shard {
 	t.Helper()
 	cfg := testConfig(t, clk, st)
-	cfg.RunStore, cfg.RunTimeout = store, timeout
+	cfg.RunStore.Store, cfg.Semantics.RunTimeout = store, timeout
 	db := openMem(t, vfs.NewMem())
 	t.Cleanup(func() { _ = db.Close() })
 	s, err := NewShard("shardId-000000000001", db, mem, cfg)
@@ -382,7 +383,7 @@ func TestStreamingRunStoreMoves(t *testing.T) {
 			add(streamEvent("COMPLETE", "x"+n, i*30+1, "BATCH", []string{"in" + n}, []string{"out" + n}))
 		}
 	}
-	for _, runs := range []RunRecords{RunsFailed, RunsAll} {
+	for _, runs := range []semantics.RunRecords{semantics.RunsFailed, semantics.RunsAll} {
 		want := refmodel.Build(st.data, refmodel.Options{Policy: "strict", Runs: string(runs)})
 		for k := 1; k < 10; k++ {
 			kill := k*(filler+1) - filler/2 // between key events k-1 and k

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -19,9 +20,9 @@ import (
 // runRecords runs data (one record each, arrival one second apart)
 // through one shard into a memory graph, flushes, and returns the graph
 // and the stats.
-func runRecords(t *testing.T, data [][]byte, runs RunRecords) (*refmodel.Graph, *Stats) {
+func runRecords(t *testing.T, data [][]byte, runs semantics.RunRecords) (*refmodel.Graph, *Stats) {
 	t.Helper()
-	return runRecordsWith(t, data, func(c *PipelineConfig) { c.Runs = runs })
+	return runRecordsWith(t, data, func(c *PipelineConfig) { c.Semantics.Runs = runs })
 }
 
 // runRecordsWith is runRecords with the config set by set.
@@ -69,12 +70,12 @@ func TestFailedRunIsARunNotLineage(t *testing.T) {
 		[]byte(`{"eventType":"START","eventTime":"2026-01-01T03:00:00Z","run":{"runId":"c1"},"job":{"namespace":"glue","name":"other"},"inputs":[{"namespace":"s3://raw","name":"orders"}]}`),
 		[]byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T03:01:00Z","run":{"runId":"c1"},"job":{"namespace":"glue","name":"other"},"outputs":[{"namespace":"s3://mart","name":"other"}]}`),
 	}
-	for _, runs := range []RunRecords{RunsFailed, RunsAll} {
+	for _, runs := range []semantics.RunRecords{semantics.RunsFailed, semantics.RunsAll} {
 		t.Run("runs="+string(runs), func(t *testing.T) { failedRun(t, recs, runs) })
 	}
 }
 
-func failedRun(t *testing.T, recs [][]byte, runs RunRecords) {
+func failedRun(t *testing.T, recs [][]byte, runs semantics.RunRecords) {
 	got, _ := runRecords(t, recs, runs)
 	want := refmodel.Build(recs, refmodel.Options{Runs: string(runs)})
 	if d := refmodelCompare(want, got); d != "" {
@@ -107,7 +108,7 @@ func failedRun(t *testing.T, recs [][]byte, runs RunRecords) {
 	// f1: RUN_OF, READ, WROTE; c1 (runs=all only): RUN_OF, READ, WROTE;
 	// c1: INPUT_TO, OUTPUTS, DERIVES.
 	n := 1
-	if runs == RunsAll {
+	if runs == semantics.RunsAll {
 		n = 2
 	}
 	if labels[lineage.EdgeRunOf] != n || labels[lineage.EdgeRead] != n || labels[lineage.EdgeWrote] != n ||
@@ -138,23 +139,23 @@ func BenchmarkWriteReduction(b *testing.B) {
 		if refresh > 0 {
 			suffix = ",refresh-window=" + refresh.String()
 		}
-		for _, runs := range []RunRecords{RunsAll, RunsFailed, RunsNone} {
+		for _, runs := range []semantics.RunRecords{semantics.RunsAll, semantics.RunsFailed, semantics.RunsNone} {
 			b.Run("runs="+string(runs)+suffix, func(b *testing.B) { benchReduction(b, recs, runs, false, refresh) })
 		}
-		for _, runs := range []RunRecords{RunsFailed, RunsNone} {
+		for _, runs := range []semantics.RunRecords{semantics.RunsFailed, semantics.RunsNone} {
 			b.Run("runs="+string(runs)+",column-lineage=false"+suffix, func(b *testing.B) { benchReduction(b, recs, runs, true, refresh) })
 		}
 	}
 }
 
-func benchReduction(b *testing.B, recs []Record, runs RunRecords, noCols bool, refresh time.Duration) {
+func benchReduction(b *testing.B, recs []Record, runs semantics.RunRecords, noCols bool, refresh time.Duration) {
 	for i := 0; i < b.N; i++ {
 		clk := &fakeClock{now: recs[0].Arrival}
 		stats := &Stats{}
 		cfg := testConfig(b, clk, stats)
-		cfg.Runs = runs
-		cfg.NoColumnLineage = noCols
-		cfg.RefreshWindow = refresh
+		cfg.Semantics.Runs = runs
+		cfg.Semantics.NoColumnLineage = noCols
+		cfg.Window.Refresh = refresh
 		db := openMem(b, vfs.NewMem())
 		cw := &cacheWriter{seen: map[string]lineage.Props{}}
 		s, err := NewShard("shardId-000000000001", db, cw, cfg)
@@ -322,7 +323,7 @@ func TestDropIsNotAWrite(t *testing.T) {
 		[]byte(`{"eventType":"START","eventTime":"2026-01-01T02:00:00Z","run":{"runId":"d1"},"job":{"namespace":"spark","name":"drop_old"},"inputs":[{"namespace":"hive","name":"db.src"}],` + out + `}`),
 		[]byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T02:00:05Z","run":{"runId":"d1"},"job":{"namespace":"spark","name":"drop_old"},` + out + `}`),
 	}
-	got, _ := runRecords(t, recs, RunsAll)
+	got, _ := runRecords(t, recs, semantics.RunsAll)
 	if d := refmodelCompare(refmodel.Build(recs, refmodel.Options{Runs: "all"}), got); d != "" {
 		t.Fatalf("graph differs from the reference:\n%s", d)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/window"
 )
 
@@ -49,18 +50,13 @@ type Shard struct {
 	// processed, to find the runs to load from the run store.
 	peekDec lineage.Decoder
 	peekEv  lineage.Event
-	// colBuf is the current event's column lineage (eventCols), colMemo
-	// that of recent facets.
-	colBuf  []lineage.FieldEdge
-	colMemo colMemo
-	// fastProps, slowProps: scratch of facetProps (a facet's properties
-	// by lane).
-	fastProps, slowProps []lineage.Prop
-	// propBuf: scratch of failedRunVertex (the current event's Run
-	// vertex properties).
-	propBuf []lineage.Prop
-	wm      *window.Watermark
-	ids     *vertexIDs
+	// rules say what an event means; they write it through em into the
+	// window table.
+	rules *semantics.Rules
+	em    shardEmitter
+	emi   semantics.Emitter // &em, converted once
+	wm    *window.Watermark
+	ids   *semantics.IDs
 
 	// What holds the checkpoint back, and the state behind each pin.
 	pins    *checkpoint.Pins
@@ -120,26 +116,29 @@ func NewShard(id string, db *pebble.DB, w Writer, cfg PipelineConfig) (*Shard, e
 	}
 	log := cfg.Logger.With("shard", id)
 	pins := checkpoint.NewPins()
-	ids := newVertexIDs()
+	ids := semantics.NewIDs()
 	s := &Shard{
 		id: id, cfg: cfg, db: db, st: cfg.Stats, log: log,
-		dec: lineage.Decoder{MaxBytes: cfg.MaxRecordBytes},
-		wm:  window.NewWatermark(cfg.Window),
-		ids: ids,
+		dec:   lineage.Decoder{MaxBytes: cfg.Budgets.MaxRecordBytes},
+		wm:    window.NewWatermark(cfg.Window.Config),
+		ids:   ids,
+		rules: semantics.NewRules(cfg.rules(), ids),
 
 		pins:    pins,
 		windows: newWindowTable(id, db, pins),
 		runs:    newRunTable(id, pins, ids, cfg.Stats),
-		dedup:   newDedupSet(id, db, cfg.Stats, log, cfg.DedupMaxBytes),
+		dedup:   newDedupSet(id, db, cfg.Stats, log, cfg.Dedup.MaxBytes),
 	}
-	s.windows.maxKeys, s.windows.maxEdges, s.windows.spill, s.windows.st = cfg.MaxOpenKeys, cfg.MaxEmissionEdges, s.spillTable, cfg.Stats
+	s.windows.maxKeys, s.windows.spill, s.windows.st = cfg.Budgets.MaxOpenKeys, s.spillTable, cfg.Stats
 	s.windows.sizeMs, s.windows.latenessMs = cfg.Window.Size.Milliseconds(), cfg.Window.Lateness.Milliseconds()
-	if cfg.RefreshWindow > 0 {
-		s.windows.refreshMs, s.windows.seen = cfg.RefreshWindow.Milliseconds(), map[uint64]uint64{}
+	if cfg.Window.Refresh > 0 {
+		s.windows.refreshMs, s.windows.seen = cfg.Window.Refresh.Milliseconds(), map[uint64]uint64{}
 	}
-	s.runs.maxDatasets, s.runs.maxRuns = cfg.MaxRunDatasets, cfg.MaxRuns
-	if cfg.RunStore != nil {
-		s.peekDec = lineage.Decoder{MaxBytes: cfg.MaxRecordBytes}
+	s.runs.maxRuns = cfg.Budgets.MaxRuns
+	s.em = shardEmitter{s: s, w: s.windows}
+	s.emi = &s.em
+	if cfg.RunStore.Store != nil {
+		s.peekDec = lineage.Decoder{MaxBytes: cfg.Budgets.MaxRecordBytes}
 		s.runs.unpinned, s.runs.fetch = true, s.fetchRun
 	}
 	s.drain = newDrainer(s, w)
@@ -212,10 +211,10 @@ func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) (err 
 	if s.failed != nil {
 		return s.failed
 	}
-	if s.cfg.SharedDedup != nil {
+	if s.cfg.Dedup.Shared != nil {
 		s.claimShared(ctx, recs)
 	}
-	if s.cfg.RunStore != nil {
+	if s.cfg.RunStore.Store != nil {
 		if err := s.prefetchRuns(ctx, recs); err != nil {
 			return err
 		}
@@ -227,8 +226,8 @@ func (s *Shard) Process(ctx context.Context, recs []Record, caughtUp bool) (err 
 			continue
 		}
 		s.record(r, s.sharedClaimOf(i))
-		deadFull := len(s.dead) >= s.cfg.MaxDeadLettersPerBarrier
-		if s.windows.full(s.cfg.MaxOpenKeys) || deadFull {
+		deadFull := len(s.dead) >= s.cfg.Budgets.MaxDeadLettersPerBarrier
+		if s.windows.full(s.cfg.Budgets.MaxOpenKeys) || deadFull {
 			if deadFull {
 				s.st.Budget.DeadLetterBarriers.Add(1)
 			}
@@ -367,7 +366,7 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 	}
 
 	ts := arrival
-	if s.cfg.TimeSource == TimeEvent {
+	if s.cfg.Window.TimeSource == TimeEvent {
 		ts = s.ev.Time.UnixMilli()
 	}
 	bucket := s.cfg.Window.Bucket(ts)
@@ -376,29 +375,14 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 	}
 	s.wm.Observe(ts)
 
-	ev := &s.ev
-	switch ev.Kind {
-	case lineage.KindDataset:
-		for _, d := range ev.Datasets {
-			s.windows.addVertex(bucket, s.prevFull, lineage.Vertex{ID: s.ids.dataset(d), Label: lineage.LabelDataset, Namespace: d.Namespace, Name: d.Name})
-		}
-	case lineage.KindJob:
-		t := ev.Time.UnixMilli()
-		e := emission{bucket: bucket, pin: s.prevFull, job: ev.Job, jobID: s.ids.job(ev.Job), first: t, last: t}
-		ins := s.ids.refs(ev.Inputs)
-		outs := s.ids.refs(ev.Outputs)
-		var cols []colRef
-		for _, c := range s.eventCols() {
-			cols = append(cols, s.ids.col(c, t))
-		}
-		s.windows.emit(&e, ins, outs, 0, 0, cols, 0)
-	case lineage.KindRun:
-		s.runEvent(bucket, arrival)
+	// What the event means (semantics/), pinned and windowed here.
+	s.em.cur = nil
+	var run *semantics.Run
+	if s.ev.Kind == lineage.KindRun {
+		s.em.cur = s.beginRun(arrival)
+		run = &s.em.cur.Run
 	}
-	s.aliases(bucket)
-	s.parents(bucket)
-	s.facetProps(bucket)
-	s.lifecycle(bucket)
+	s.rules.Event(&s.ev, run, bucket, s.emi)
 }
 
 func (s *Shard) deadLetter(r *Record, err error) {
@@ -409,8 +393,8 @@ func (s *Shard) deadLetter(r *Record, err error) {
 	}
 	s.st.addInvalid(reason)
 	raw := r.Data
-	if len(raw) > s.cfg.DeadLetterBytes {
-		raw = raw[:s.cfg.DeadLetterBytes]
+	if len(raw) > s.cfg.Budgets.DeadLetterBytes {
+		raw = raw[:s.cfg.Budgets.DeadLetterBytes]
 	}
 	d := checkpoint.DeadLetter{Shard: s.id, Seq: r.Seq, Sub: r.Sub, Arrival: r.Arrival.UTC(), Reason: string(reason),
 		Field: field, Message: msg, Size: len(r.Data), Raw: raw}

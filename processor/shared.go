@@ -25,7 +25,7 @@ import (
 // its lineage lost.
 //
 // The store never blocks ingestion: a claim that fails or times out
-// ([PipelineConfig.SharedDedupTimeout]) leaves the batch to the local tier
+// ([DedupConfig.SharedTimeout]) leaves the batch to the local tier
 // alone, counted in [Stats.SharedDedupFallbacks], and [Stats.SharedDedupDegraded]
 // says so until a claim succeeds again.
 
@@ -90,9 +90,9 @@ func (s *Shard) claimShared(ctx context.Context, recs []Record) {
 	if len(b.claims) == 0 {
 		return
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.SharedDedupTimeout)
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.Dedup.SharedTimeout)
 	start := time.Now()
-	err := s.cfg.SharedDedup.Claim(cctx, b.claims)
+	err := s.cfg.Dedup.Shared.Claim(cctx, b.claims)
 	cancel()
 	s.st.observeSharedClaim(time.Since(start))
 	s.st.SharedDedupClaims.Add(int64(len(b.claims)))

@@ -59,7 +59,7 @@ func sharedShard(t *testing.T, id string, shared SharedDedup, st *Stats) *Shard 
 	t.Helper()
 	clk := &fakeClock{}
 	cfg := testConfig(t, clk, st)
-	cfg.SharedDedup = shared
+	cfg.Dedup.Shared = shared
 	db := openMem(t, vfs.NewMem())
 	s, err := NewShard(id, db, sink.NewMemory(), cfg)
 	if err != nil {

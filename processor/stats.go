@@ -35,7 +35,7 @@ type Stats struct {
 	RunRecordsEmitted atomic.Int64
 	RunsExpired       atomic.Int64 // open runs dropped after the run timeout
 	// RefreshLane counts the records sent to a refresh window (refresh.go):
-	// stamp refreshes collapsed over PipelineConfig.RefreshWindow.
+	// stamp refreshes collapsed over PipelineConfig.Window.Refresh.
 	RefreshLane atomic.Int64
 	// Budget counts what the budgets did (budget.go).
 	Budget BudgetStats

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -121,7 +122,7 @@ func TestStreamingRunsMatchReference(t *testing.T) {
 		},
 	}
 	for name, recs := range cases {
-		for _, runs := range []RunRecords{RunsFailed, RunsAll, RunsNone} {
+		for _, runs := range []semantics.RunRecords{semantics.RunsFailed, semantics.RunsAll, semantics.RunsNone} {
 			t.Run(name+"/runs="+string(runs), func(t *testing.T) {
 				got, st := runRecords(t, recs, runs)
 				want := refmodel.Build(recs, refmodel.Options{Runs: string(runs)})
@@ -135,7 +136,7 @@ func TestStreamingRunsMatchReference(t *testing.T) {
 		}
 	}
 	// The cases give lineage where they must: the Flink run's edges.
-	got, _ := runRecords(t, cases["START says it, RUNNINGs do not (Flink)"], RunsFailed)
+	got, _ := runRecords(t, cases["START says it, RUNNINGs do not (Flink)"], semantics.RunsFailed)
 	e, ok := got.Edges[lineage.EdgeID(lineage.EdgeDerives, lineage.DatasetID(flinkIn1), lineage.DatasetID(flinkOut))]
 	if !ok || e.FirstSeen != t0.UnixMilli() || e.LastSeen != t0.Add(2*time.Minute).UnixMilli() || e.LastRunID != "f1" {
 		t.Fatalf("Flink DERIVES input1 -> output: %+v (present %v), want stamped by START..last RUNNING, run f1", e, ok)
@@ -170,7 +171,7 @@ func streamingCheckpoint(t *testing.T, pt string) {
 	clk := &fakeClock{now: t0}
 	stats := &Stats{}
 	cfg := testConfig(t, clk, stats)
-	cfg.RunTimeout = runTimeout
+	cfg.Semantics.RunTimeout = runTimeout
 	db := openMem(t, vfs.NewMem())
 	defer db.Close()
 	mem := sink.NewMemory()
@@ -362,7 +363,7 @@ func TestStreamingRunSurvivesRestart(t *testing.T) {
 	if !s.Resumed() {
 		t.Fatal("did not resume from the local state")
 	}
-	if r := s.runs.m["s1"]; r == nil || r.status != runStreaming {
+	if r := s.runs.m["s1"]; r == nil || r.Status != semantics.StatusStreaming {
 		t.Fatalf("run after the restart: %+v, want streaming", r)
 	}
 	if n := s.pins.Len(); n != 0 {

@@ -23,12 +23,12 @@ type windowTable struct {
 	pins  *checkpoint.Pins
 	tab   *window.Table
 
-	// maxKeys: past it, emit spills the table (spill) inside its loops, so
-	// one emission's memory is bounded whatever its size; maxEdges bounds
-	// the edges of one emission (0: no bound).
-	maxKeys, maxEdges int
-	spill             func()
-	st                *Stats
+	// maxKeys: past it, an emission spills the table (spill) inside its
+	// loops (semantics.Emitter.MaySpill), so one emission's memory is
+	// bounded whatever its size.
+	maxKeys int
+	spill   func()
+	st      *Stats
 
 	// Window geometry (ms) and the refresh lane (refresh.go; refreshMs 0:
 	// off), with the shard's memory of the content it saw per element.
@@ -71,75 +71,6 @@ func (w *windowTable) touch(bucket int64, pin string) {
 		w.pins.Release(b.pin)
 		w.pins.Add(pin)
 		b.pin, b.dirty = pin, true
-	}
-}
-
-func (w *windowTable) addVertex(bucket int64, pin string, v lineage.Vertex) {
-	w.touch(bucket, pin)
-	w.tab.AddVertex(bucket, v)
-}
-
-// emission is one stamping of a set of edges into one window.
-type emission struct {
-	bucket      int64
-	pin         string
-	job         lineage.Job
-	jobID       string
-	first, last int64
-	runID       string
-}
-
-// emit adds to the window the edges of (ins, outs) that involve an input
-// at index >= newIn or an output at index >= newOut (0, 0: all of them):
-// I -INPUT_TO-> J, J -OUTPUTS-> O, I -DERIVES-> O (I != O), and their
-// endpoint vertices; then the column lineage of cols[newCol:] (emitCols).
-// Past maxEdges edges the remaining DERIVES edges and field pairs are
-// left out and counted (Stats.Budget.EdgesDropped). The table is spilled
-// whenever it is full, inside the loops.
-func (w *windowTable) emit(e *emission, ins, outs []dsRef, newIn, newOut int, cols []colRef, newCol int) {
-	if newIn >= len(ins) && newOut >= len(outs) && newCol >= len(cols) {
-		return
-	}
-	w.touch(e.bucket, e.pin)
-	t := w.tab
-	jv := lineage.Vertex{ID: e.jobID, Label: lineage.LabelJob, Namespace: e.job.Namespace, Name: e.job.Name}
-	t.AddVertex(e.bucket, jv)
-	edges, dropped := 0, int64(0)
-	for i := range ins {
-		in := &ins[i]
-		if i >= newIn {
-			t.AddVertex(e.bucket, lineage.Vertex{ID: in.id, Label: lineage.LabelDataset, Namespace: in.d.Namespace, Name: in.d.Name})
-			t.AddEdge(e.bucket, lineage.EdgeInputTo, in.id, e.jobID, e.first, e.last, e.runID)
-			edges++
-			w.spillIfFull()
-		}
-	}
-	for j := range outs {
-		out := &outs[j]
-		if j >= newOut {
-			t.AddVertex(e.bucket, lineage.Vertex{ID: out.id, Label: lineage.LabelDataset, Namespace: out.d.Namespace, Name: out.d.Name})
-			t.AddEdge(e.bucket, lineage.EdgeOutputs, e.jobID, out.id, e.first, e.last, e.runID)
-			edges++
-			w.spillIfFull()
-		}
-	}
-	for i := range ins {
-		for j := range outs {
-			if (i >= newIn || j >= newOut) && ins[i].id != outs[j].id {
-				if w.maxEdges > 0 && edges >= w.maxEdges {
-					dropped++
-					continue
-				}
-				t.AddEdge(e.bucket, lineage.EdgeDerives, ins[i].id, outs[j].id, e.first, e.last, e.runID)
-				edges++
-				w.spillIfFull()
-			}
-		}
-	}
-	dropped += w.emitCols(e, cols, newCol, edges)
-	if dropped > 0 {
-		w.st.Budget.EdgesDropped.Add(dropped)
-		w.st.Budget.EmissionsTruncated.Add(1)
 	}
 }
 

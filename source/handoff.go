@@ -115,7 +115,7 @@ func (p *recordProcessor) loadHandoff() bool {
 		}) {
 			return false
 		}
-		if !ok && w.cfg.Pipeline.RunStore != nil {
+		if !ok && w.cfg.Pipeline.RunStore.Store != nil {
 			// Normal with a run store: the parent wrote its runs there
 			// (its last barrier, before SHARD_END) and no handoff; the
 			// child loads the runs it meets from the store.
@@ -295,7 +295,7 @@ const shardEnd = "SHARD_END"
 // rollout).
 func (p *recordProcessor) handOff() error {
 	w, s := p.w, p.s
-	if w.cfg.Pipeline.RunStore != nil {
+	if w.cfg.Pipeline.RunStore.Store != nil {
 		w.log.Info("shard end: runs are in the run store (no handoff)", "shard", s.ID(), "runs", s.OpenRuns())
 		return nil
 	}

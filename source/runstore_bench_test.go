@@ -97,7 +97,7 @@ func BenchmarkRunStorePipeline(b *testing.B) {
 				now := recs[0].Arrival
 				cfg := processor.PipelineConfig{Stats: st, BarrierInterval: time.Second, Clock: func() time.Time { return now }}
 				if store != nil {
-					cfg.RunStore = store
+					cfg.RunStore.Store = store
 				}
 				s, err := processor.NewShard(fmt.Sprintf("shardId-%012d", i), db, discardWriter{}, cfg)
 				if err != nil {
@@ -221,12 +221,12 @@ func BenchmarkRunStoreBarrier(b *testing.B) {
 			defer db.Close()
 			now := recs[0].Arrival
 			cfg := processor.PipelineConfig{Stats: st, BarrierInterval: 1000 * time.Hour, Clock: func() time.Time { return now },
-				MaxOpenKeys: 1 << 22, Window: window.Config{Size: time.Hour}}
+				Budgets: processor.Budgets{MaxOpenKeys: 1 << 22}, Window: processor.WindowConfig{Config: window.Config{Size: time.Hour}}}
 			switch kind {
 			case "memory":
-				cfg.RunStore = &mapRunStore{m: map[string][]byte{}}
+				cfg.RunStore.Store = &mapRunStore{m: map[string][]byte{}}
 			case "dynalite":
-				cfg.RunStore = newDynamoRunStore(b, ctx, "bench")
+				cfg.RunStore.Store = newDynamoRunStore(b, ctx, "bench")
 			}
 			s, err := processor.NewShard("shardId-000000000001", db, discardWriter{}, cfg)
 			if err != nil {

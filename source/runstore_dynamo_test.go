@@ -157,12 +157,12 @@ func TestRunStoreRetentionDefault(t *testing.T) {
 		{"app-runs", 240 * time.Hour, 240 * time.Hour},
 		{"", 2 * time.Hour, 2 * time.Hour},
 	} {
-		c := Config{RunStoreTable: tt.table, Pipeline: processor.PipelineConfig{RunTimeout: tt.given}}.WithDefaults()
-		if c.Pipeline.RunTimeout != tt.want {
-			t.Errorf("table %q, -run-timeout %v: retention %v, want %v", tt.table, tt.given, c.Pipeline.RunTimeout, tt.want)
+		c := Config{RunStoreTable: tt.table, Pipeline: processor.PipelineConfig{Semantics: processor.SemanticsConfig{RunTimeout: tt.given}}}.WithDefaults()
+		if c.Pipeline.Semantics.RunTimeout != tt.want {
+			t.Errorf("table %q, -run-timeout %v: retention %v, want %v", tt.table, tt.given, c.Pipeline.Semantics.RunTimeout, tt.want)
 		}
 	}
-	if got := (processor.PipelineConfig{RunStore: &DynamoRunStore{}}).WithDefaults().RunTimeout; got != processor.DefaultStoreRunTimeout {
+	if got := (processor.PipelineConfig{RunStore: processor.RunStoreConfig{Store: &DynamoRunStore{}}}).WithDefaults().Semantics.RunTimeout; got != processor.DefaultStoreRunTimeout {
 		t.Errorf("processor default with a store: %v", got)
 	}
 }

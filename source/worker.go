@@ -61,16 +61,16 @@ type Config struct {
 	// RunStoreTable, if set, is the DynamoDB table of the shared run store
 	// (DESIGN.md, "Shared run store"; created if missing): run state is
 	// written there at every barrier, open runs stop pinning the KCL
-	// checkpoint, and Pipeline.RunTimeout becomes a retention (default
-	// 72 h). Ignored when Pipeline.RunStore is set already.
+	// checkpoint, and Pipeline.Semantics.RunTimeout becomes a retention (default
+	// 72 h). Ignored when Pipeline.RunStore.Store is set already.
 	RunStoreTable string
 	Logger        *slog.Logger
 }
 
 // WithDefaults fills zero fields.
 func (c Config) WithDefaults() Config {
-	if c.RunStoreTable != "" && c.Pipeline.RunTimeout == 0 {
-		c.Pipeline.RunTimeout = processor.DefaultStoreRunTimeout
+	if c.RunStoreTable != "" && c.Pipeline.Semantics.RunTimeout == 0 {
+		c.Pipeline.Semantics.RunTimeout = processor.DefaultStoreRunTimeout
 	}
 	c.Pipeline = c.Pipeline.WithDefaults()
 	if c.WorkerID == "" {
@@ -135,9 +135,9 @@ func (c Config) Validate() error {
 		if err := ValidateRunStoreTable(c.RunStoreTable); err != nil {
 			errs = append(errs, err)
 		}
-		if min := c.Pipeline.Window.Size + c.Pipeline.Window.Lateness; c.Pipeline.RunTimeout < min {
+		if min := c.Pipeline.Window.Size + c.Pipeline.Window.Lateness; c.Pipeline.Semantics.RunTimeout < min {
 			errs = append(errs, fmt.Errorf("%w: run timeout %v with a run store: it is the runs' retention, set it to at least a window plus its lateness (%v; default %v)",
-				processor.ErrConfig, c.Pipeline.RunTimeout, min, processor.DefaultStoreRunTimeout))
+				processor.ErrConfig, c.Pipeline.Semantics.RunTimeout, min, processor.DefaultStoreRunTimeout))
 		}
 	}
 	if err := c.Pipeline.Validate(); err != nil {
@@ -228,7 +228,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		w.ho = dh
 	}
-	if w.cfg.RunStoreTable != "" && w.cfg.Pipeline.RunStore == nil {
+	if w.cfg.RunStoreTable != "" && w.cfg.Pipeline.RunStore.Store == nil {
 		rs := &DynamoRunStore{Client: w.ddb, Table: w.cfg.RunStoreTable, App: w.cfg.AppName, Logger: w.log}
 		if err := rs.EnsureTable(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -236,8 +236,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 			return err
 		}
-		w.cfg.Pipeline.RunStore = rs
-		w.log.Info("run store", "table", w.cfg.RunStoreTable, "run_retention", w.cfg.Pipeline.RunTimeout)
+		w.cfg.Pipeline.RunStore.Store = rs
+		w.log.Info("run store", "table", w.cfg.RunStoreTable, "run_retention", w.cfg.Pipeline.Semantics.RunTimeout)
 	}
 	if w.kin, err = w.cfg.AWS.Kinesis(ctx); err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/lineageflow/lineageflow/internal/dedupredis"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/processor"
+	"github.com/lineageflow/lineageflow/semantics"
 	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/source"
 	"github.com/lineageflow/lineageflow/window"
@@ -43,8 +44,8 @@ func runWorker(ctx context.Context, args []string) error {
 		windowSize  = fs.Duration("window", window.DefaultSize, "tumbling window size")
 		lateness    = fs.Duration("lateness", window.DefaultLateness, "allowed lateness before a window seals")
 		timeSource  = fs.String("time-source", string(processor.TimeArrival), "window timestamp: arrival (Kinesis ApproximateArrivalTimestamp) or event (eventTime)")
-		policy      = fs.String("policy", string(processor.PolicyStrict), "commit policy: strict (COMPLETE first) or any")
-		runs        = fs.String("runs", string(processor.RunsFailed), "run history: failed (a Run vertex with RUN_OF/READ/WROTE, and CHILD_OF to its parent run, for each run that fails), all (for every run: at least one graph write per run) or none (lineage only)")
+		policy      = fs.String("policy", string(semantics.PolicyStrict), "commit policy: strict (COMPLETE first) or any")
+		runs        = fs.String("runs", string(semantics.RunsFailed), "run history: failed (a Run vertex with RUN_OF/READ/WROTE, and CHILD_OF to its parent run, for each run that fails), all (for every run: at least one graph write per run) or none (lineage only)")
 		columns     = fs.Bool("column-lineage", true, "column lineage: DatasetField vertices, FIELD_OF and COLUMN_DERIVES from columnLineage facets (about as many graph writes as dataset lineage on Spark-like workloads; false: none)")
 		refreshWin  = fs.Duration("refresh-window", 0, "refresh lane: stamp-only refreshes (an unchanged facet property's eventTime, the lastSeen of a known FIELD_OF, ALIAS_OF, Job CHILD_OF or COLUMN_DERIVES edge) are collapsed over windows of this size, a whole multiple of -window (e.g. 1m); new or changed content still goes in the next window. Fewer graph writes; a crash replays up to this much more. 0: off")
 		runTimeout  = fs.Duration("run-timeout", 0, "runs are forgotten after this long without events (arrival time; open ones without edges, counted). Default 1h; with -run-store, a retention of the stored runs (DynamoDB TTL too), default 72h")
@@ -126,21 +127,24 @@ func runWorker(ctx context.Context, args []string) error {
 		AWS: awsconf.Config{Region: *region, KinesisEndpoint: *kinEP, DynamoDBEndpoint: *ddbEP,
 			AccessKeyID: *accessKey, SecretAccessKey: *secretKey},
 		Pipeline: processor.PipelineConfig{
-			Window:     window.Config{Size: *windowSize, Lateness: *lateness},
-			TimeSource: processor.TimeSource(*timeSource), Policy: processor.Policy(*policy), Runs: processor.RunRecords(*runs), NoColumnLineage: !*columns,
-			RefreshWindow: *refreshWin,
-			RunTimeout:    *runTimeout, OutboxCap: *outboxCap, MaxOpenKeys: *maxKeys, Logger: logger,
-			MaxRecordBytes: *maxRecBytes, MaxEventDatasets: *maxEvDS, MaxRunDatasets: *maxRunDS,
-			MaxEmissionEdges: *maxEmEdges, MaxDeadLettersPerBarrier: *maxDLBar, MaxRuns: *maxRuns,
-			DeadLetterRetention: *dlRetention, DeadLetterMaxBytes: *dlMaxBytes, DedupMaxBytes: *dedupMax, ParkAfter: *parkAfter,
-			UnsafeBreak: *unsafeBreak, SharedDedupTimeout: *dedupTO,
+			Window: processor.WindowConfig{Config: window.Config{Size: *windowSize, Lateness: *lateness},
+				TimeSource: processor.TimeSource(*timeSource), Refresh: *refreshWin},
+			Semantics: processor.SemanticsConfig{Policy: semantics.Policy(*policy), Runs: semantics.RunRecords(*runs),
+				NoColumnLineage: !*columns, RunTimeout: *runTimeout},
+			Budgets: processor.Budgets{MaxOpenKeys: *maxKeys, MaxRecordBytes: *maxRecBytes, MaxEventDatasets: *maxEvDS,
+				MaxRunDatasets: *maxRunDS, MaxEmissionEdges: *maxEmEdges, MaxDeadLettersPerBarrier: *maxDLBar, MaxRuns: *maxRuns,
+				DeadLetterRetention: *dlRetention, DeadLetterMaxBytes: *dlMaxBytes},
+			Dedup:       processor.DedupConfig{MaxBytes: *dedupMax, SharedTimeout: *dedupTO},
+			Drain:       processor.DrainConfig{OutboxCap: *outboxCap, ParkAfter: *parkAfter},
+			Logger:      logger,
+			UnsafeBreak: *unsafeBreak,
 		},
 		LeaseStealing: *leaseSteal, FailoverTime: *failover, ShardSync: *shardSync, FromLatest: *fromLatest,
 		MaxLeases: *maxLeases, IdleBetweenReads: *idleReads, MaxRecords: *maxRecords, ShutdownGrace: *grace,
 		KinesisProtocol: source.KinesisProtocol(*kinProto), RunStoreTable: storeTable, Logger: logger,
 	}
 	if shared != nil {
-		cfg.Pipeline.SharedDedup = shared
+		cfg.Pipeline.Dedup.Shared = shared
 	}
 	wk, err := source.NewWorker(cfg)
 	if err != nil {

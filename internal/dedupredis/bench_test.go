@@ -107,7 +107,7 @@ func benchShard(b *testing.B, shared processor.SharedDedup, st *processor.Stats)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := processor.PipelineConfig{Stats: st, Logger: quiet, SharedDedup: shared, SharedDedupTimeout: time.Second}
+	cfg := processor.PipelineConfig{Stats: st, Logger: quiet, Dedup: processor.DedupConfig{Shared: shared, SharedTimeout: time.Second}}
 	s, err := processor.NewShard("shardId-000000000000", db, sink.NewMemory(), cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -101,9 +101,9 @@ func shard(t *testing.T, id string, shared processor.SharedDedup, st *processor.
 	// detector on a loaded machine) would fall back and back off for the
 	// rest of the test. The hanging-Redis test is bounded by its store's
 	// own 20 ms client timeout.
-	cfg := processor.PipelineConfig{Stats: st, Logger: quiet, BarrierInterval: time.Hour, SharedDedupTimeout: 5 * time.Second}
+	cfg := processor.PipelineConfig{Stats: st, Logger: quiet, BarrierInterval: time.Hour, Dedup: processor.DedupConfig{SharedTimeout: 5 * time.Second}}
 	if shared != nil {
-		cfg.SharedDedup = shared
+		cfg.Dedup.Shared = shared
 	}
 	s, err := processor.NewShard(id, db, sink.NewMemory(), cfg)
 	if err != nil {

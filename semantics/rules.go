@@ -1,0 +1,199 @@
+package semantics
+
+import "github.com/lineageflow/lineageflow/lineage"
+
+// Rules folds events into runs and writes what they mean. One per shard
+// (it holds scratch buffers): not safe for concurrent use.
+type Rules struct {
+	cfg Config
+	ids *IDs
+	// colBuf is the current event's column lineage (eventCols), colMemo
+	// that of recent facets.
+	colBuf  []lineage.FieldEdge
+	colMemo colMemo
+	// fastProps, slowProps: scratch of facetProps (a facet's properties
+	// by lane). propBuf: scratch of failedRunVertex.
+	fastProps, slowProps []lineage.Prop
+	propBuf              []lineage.Prop
+}
+
+// NewRules returns the rules of cfg, naming vertices through ids.
+func NewRules(cfg Config, ids *IDs) *Rules {
+	return &Rules{cfg: cfg, ids: ids}
+}
+
+// Config returns the rules' configuration.
+func (x *Rules) Config() Config { return x.cfg }
+
+// Event writes what the valid, non-duplicate event ev means into window
+// bucket (and the other windows em's lanes pick). r is ev's run for a
+// RunEvent (the caller's copy, new or held, which Event updates) and nil
+// for other kinds.
+func (x *Rules) Event(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
+	switch ev.Kind {
+	case lineage.KindDataset:
+		if len(ev.Datasets) > 0 {
+			em.Touch(bucket, FromRecord)
+		}
+		for _, d := range ev.Datasets {
+			em.AddVertex(bucket, lineage.Vertex{ID: x.ids.Dataset(d), Label: lineage.LabelDataset, Namespace: d.Namespace, Name: d.Name})
+		}
+	case lineage.KindJob:
+		x.jobEvent(ev, bucket, em)
+	case lineage.KindRun:
+		x.runEvent(ev, r, bucket, em)
+	}
+	x.aliases(ev, bucket, em)
+	x.parents(ev, bucket, em)
+	x.facetProps(ev, bucket, em)
+	x.lifecycle(ev, r, bucket, em)
+}
+
+// jobEvent: a JobEvent is design-time lineage, stamped with its own
+// eventTime.
+func (x *Rules) jobEvent(ev *lineage.Event, bucket int64, em Emitter) {
+	t := ev.Time.UnixMilli()
+	e := emission{bucket: bucket, from: FromRecord, job: ev.Job, jobID: x.ids.Job(ev.Job), first: t, last: t}
+	ins := x.ids.Refs(ev.Inputs)
+	outs := x.ids.Refs(ev.Outputs)
+	var cols []ColRef
+	for _, c := range x.eventCols(ev) {
+		cols = append(cols, x.ids.Col(c, t))
+	}
+	x.emit(em, &e, ins, outs, 0, 0, cols, 0)
+}
+
+// runEvent folds RunEvent ev into its run r and emits the edges it makes
+// true.
+func (x *Rules) runEvent(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
+	x.runVertex(ev, r, bucket, em)
+	if r.Status == StatusClosed {
+		return
+	}
+	oldIn, oldOut, oldCols := len(r.Inputs), len(r.Outputs), len(r.Cols)
+	x.addEvent(r, ev, x.eventCols(ev), em)
+
+	t := ev.Time.UnixMilli()
+	strict := x.cfg.Policy == PolicyStrict
+	stamps := ev.Type == lineage.TypeComplete || x.cfg.Policy == PolicyAny || r.Status == StatusStreaming
+	changed := false
+	if from := r.Status; from == StatusOpen || from == StatusStreaming {
+		if strict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort) {
+			// A streaming run's committed edges stay: it only stops.
+			r.Status = StatusClosed
+			r.Inputs, r.Outputs, r.inIdx, r.outIdx, r.Cols, r.colIdx = nil, nil, nil, nil, nil, nil
+			em.Transition(r, from, StatusClosed)
+			return
+		}
+		switch {
+		case ev.Type == lineage.TypeComplete || x.cfg.Policy == PolicyAny:
+			r.Status = StatusCommitted
+		case from == StatusStreaming:
+		case ev.StreamingJob():
+			// Streaming from this event on: stamped with every event
+			// so far (none was terminal).
+			r.Status = StatusStreaming
+			r.MinC, r.MaxC, r.HasC, changed = min(r.RV.StartMin, t), max(r.RV.TMax, t), true, true
+		default:
+			return
+		}
+		if r.Status != from {
+			em.Transition(r, from, r.Status)
+		}
+	}
+	if stamps {
+		if !r.HasC {
+			r.MinC, r.MaxC, r.HasC, changed = t, t, true, true
+		} else {
+			if t < r.MinC {
+				r.MinC, changed = t, true
+			}
+			if t > r.MaxC {
+				r.MaxC, changed = t, true
+			}
+		}
+	}
+	e := emission{bucket: bucket, from: FromRun, job: r.Job, jobID: r.JobID, first: r.MinC, last: r.MaxC, runID: r.ID}
+	if changed || r.Reemit {
+		r.Reemit = false
+		x.emit(em, &e, r.Inputs, r.Outputs, 0, 0, r.Cols, 0)
+	} else {
+		x.emit(em, &e, r.Inputs, r.Outputs, oldIn, oldOut, r.Cols, oldCols)
+	}
+}
+
+// addEvent adds ev's datasets (and its column lineage pairs cols) to r
+// within the run budget; datasets beyond it are counted and left out.
+// Field pairs have a budget of their own of the same size.
+func (x *Rules) addEvent(r *Run, ev *lineage.Event, cols []lineage.FieldEdge, em Emitter) {
+	dropped := addAll(x.ids, &r.Inputs, &r.inIdx, ev.Inputs, x.cfg.runRoom(len(r.Inputs)+len(r.Outputs)))
+	dropped += addAll(x.ids, &r.Outputs, &r.outIdx, ev.Outputs, x.cfg.runRoom(len(r.Inputs)+len(r.Outputs)))
+	if dropped > 0 {
+		em.Count(CountRunDatasetsDropped, int64(dropped))
+	}
+	if n := x.addCols(r, cols, x.cfg.runRoom(len(r.Cols)), ev.Time.UnixMilli()); n > 0 {
+		em.Count(CountRunFieldsDropped, int64(n))
+	}
+}
+
+// emission is one stamping of a set of edges into one window.
+type emission struct {
+	bucket      int64
+	from        Origin
+	job         lineage.Job
+	jobID       string
+	first, last int64
+	runID       string
+}
+
+// emit writes the edges of (ins, outs) that involve an input at index >=
+// newIn or an output at index >= newOut (0, 0: all of them): I -INPUT_TO->
+// J, J -OUTPUTS-> O, I -DERIVES-> O (I != O), and their endpoint
+// vertices; then the column lineage of cols[newCol:] (emitCols). Past
+// MaxEmissionEdges edges the remaining DERIVES edges and field pairs are
+// left out and counted.
+func (x *Rules) emit(em Emitter, e *emission, ins, outs []DatasetRef, newIn, newOut int, cols []ColRef, newCol int) {
+	if newIn >= len(ins) && newOut >= len(outs) && newCol >= len(cols) {
+		return
+	}
+	em.Touch(e.bucket, e.from)
+	em.AddVertex(e.bucket, lineage.Vertex{ID: e.jobID, Label: lineage.LabelJob, Namespace: e.job.Namespace, Name: e.job.Name})
+	maxEdges := x.cfg.MaxEmissionEdges
+	edges, dropped := 0, int64(0)
+	for i := range ins {
+		in := &ins[i]
+		if i >= newIn {
+			em.AddVertex(e.bucket, lineage.Vertex{ID: in.ID, Label: lineage.LabelDataset, Namespace: in.D.Namespace, Name: in.D.Name})
+			em.AddEdge(e.bucket, lineage.EdgeInputTo, in.ID, e.jobID, e.first, e.last, e.runID)
+			edges++
+			em.MaySpill()
+		}
+	}
+	for j := range outs {
+		out := &outs[j]
+		if j >= newOut {
+			em.AddVertex(e.bucket, lineage.Vertex{ID: out.ID, Label: lineage.LabelDataset, Namespace: out.D.Namespace, Name: out.D.Name})
+			em.AddEdge(e.bucket, lineage.EdgeOutputs, e.jobID, out.ID, e.first, e.last, e.runID)
+			edges++
+			em.MaySpill()
+		}
+	}
+	for i := range ins {
+		for j := range outs {
+			if (i >= newIn || j >= newOut) && ins[i].ID != outs[j].ID {
+				if maxEdges > 0 && edges >= maxEdges {
+					dropped++
+					continue
+				}
+				em.AddEdge(e.bucket, lineage.EdgeDerives, ins[i].ID, outs[j].ID, e.first, e.last, e.runID)
+				edges++
+				em.MaySpill()
+			}
+		}
+	}
+	dropped += x.emitCols(em, e, cols, newCol, edges)
+	if dropped > 0 {
+		em.Count(CountEdgesDropped, dropped)
+		em.Count(CountEmissionsTruncated, 1)
+	}
+}
