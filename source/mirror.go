@@ -134,7 +134,8 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) error {
 	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = awsconf.Endpoint(cfg.AWS.DynamoDBEndpoint) })
 	kw := &Worker{cfg: Config{Stream: cfg.Stream, AppName: cfg.AppName, WorkerID: cfg.WorkerID, AWS: cfg.AWS,
 		ShardSync: cfg.ShardSync, FailoverTime: cfg.FailoverTime, IdleBetweenReads: cfg.IdleBetweenReads,
-		MaxRecords: cfg.MaxRecords, FromLatest: cfg.FromLatest, Logger: cfg.Logger}.WithDefaults(), log: m.log, ddb: ddb}
+		MaxRecords: cfg.MaxRecords, FromLatest: cfg.FromLatest, Logger: cfg.Logger}.WithDefaults(), log: m.log, ddb: ddb,
+		opts: defaultWorkerOptions()}
 	m.owner = kw.leaseOwner
 	if err := kw.ensureLeaseTable(ctx); err != nil {
 		if ctx.Err() != nil {

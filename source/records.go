@@ -61,7 +61,7 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 	w.mu.shards[in.ShardId] = s
 	w.mu.procs[in.ShardId] = p
 	w.mu.Unlock()
-	w.Stats().ShardStarted(in.ShardId, time.Now())
+	w.Stats().shardStarted(in.ShardId, time.Now())
 	p.s = s
 	p.needHandoff = !s.Resumed()
 	w.log.Info("shard started", "shard", in.ShardId, "kcl_checkpoint", seq)
@@ -89,7 +89,7 @@ func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
 	// batch with more records pending, which would advance the watermark
 	// to processing time while the shard is still catching up.
 	caughtUp := in.MillisBehindLatest == 0 && len(in.Records) == 0
-	p.w.Stats().ObserveRead(p.s.ID(), in.MillisBehindLatest, len(p.recs), time.Now())
+	p.w.Stats().observeRead(p.s.ID(), in.MillisBehindLatest, len(p.recs), time.Now())
 	if err := p.s.Process(p.w.ctx, p.recs, caughtUp); err != nil {
 		if p.w.ctx.Err() == nil {
 			p.w.fatal(err)
@@ -113,7 +113,7 @@ func (p *recordProcessor) checkpoint(c kcl.IRecordProcessorCheckpointer) {
 		p.s.CheckpointNotWritten()
 		return
 	}
-	p.w.Stats().ObserveCheckpoint(p.s.ID(), time.Now())
+	p.w.Stats().observeCheckpoint(p.s.ID(), time.Now())
 }
 
 func (p *recordProcessor) Shutdown(in *kcl.ShutdownInput) {

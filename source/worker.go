@@ -65,6 +65,9 @@ type Config struct {
 	// 72 h). Ignored when Pipeline.RunStore is set already.
 	RunStoreTable string
 	Logger        *slog.Logger
+	// Stats receives the KCL side's counters (default: new); the
+	// pipeline's are Pipeline.Stats.
+	Stats *Stats
 }
 
 // WithDefaults fills zero fields.
@@ -97,6 +100,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = c.Pipeline.Logger
+	}
+	if c.Stats == nil {
+		c.Stats = &Stats{}
 	}
 	return c
 }
@@ -166,6 +172,17 @@ type Worker struct {
 	}
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	opts   workerOptions
+}
+
+// workerOptions are the worker's internal sizes, fixed in production and
+// shortened by tests (set on the Worker before Run).
+type workerOptions struct {
+	handoffRetryMax time.Duration // cap of the pause between two handoff reads
+}
+
+func defaultWorkerOptions() workerOptions {
+	return workerOptions{handoffRetryMax: defaultHandoffRetryMax}
 }
 
 // NewWorker validates cfg and returns a worker; Run starts it.
@@ -174,14 +191,26 @@ func NewWorker(cfg Config) (*Worker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, log: cfg.Logger.With("worker", cfg.WorkerID)}
+	w := &Worker{cfg: cfg, log: cfg.Logger.With("worker", cfg.WorkerID), opts: defaultWorkerOptions()}
 	w.mu.shards = map[string]*processor.Shard{}
 	w.mu.procs = map[string]*recordProcessor{}
 	return w, nil
 }
 
-// Stats returns the worker's counters.
-func (w *Worker) Stats() *processor.Stats { return w.cfg.Pipeline.Stats }
+// Stats returns the KCL side's counters.
+func (w *Worker) Stats() *Stats { return w.cfg.Stats }
+
+// PipelineStats returns the counters of the worker's shards.
+func (w *Worker) PipelineStats() *processor.Stats { return w.cfg.Pipeline.Stats }
+
+// Snapshot returns the counters of both by name, for logs and tests.
+func (w *Worker) Snapshot() map[string]int64 {
+	m := w.PipelineStats().Snapshot()
+	for k, v := range w.Stats().Snapshot() {
+		m[k] = v
+	}
+	return m
+}
 
 // Run opens the Pebble DB, starts the KCL worker and blocks until ctx ends
 // (graceful shutdown: shards seal their windows, drain within
@@ -277,7 +306,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.log.Info("KCL worker started", "stream", w.cfg.Stream, "app", w.cfg.AppName,
 		"failover", w.cfg.FailoverTime, "shard_sync", w.cfg.ShardSync)
-	w.Stats().SetRunning(true)
+	w.Stats().setRunning(true)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go w.watchLeases(watchCtx, max(w.cfg.FailoverTime/2, 250*time.Millisecond))
@@ -286,7 +315,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.log.Info("shutdown requested: flushing shards")
 	case <-w.ctx.Done():
 	}
-	w.Stats().SetRunning(false)
+	w.Stats().setRunning(false)
 	// REQUESTED shutdown of every shard consumer; kw.Shutdown waits for
 	// them. A consumer blocked on a sink that never answers would hang it:
 	// bound the wait (Pebble state is consistent at every barrier, so
@@ -322,7 +351,7 @@ func (w *Worker) fatal(err error) {
 // Shards returns the shards this worker holds, sorted by id. Safe for
 // concurrent use; it takes Worker.mu, then each shard's drainer lock, never
 // both.
-func (w *Worker) Shards() []processor.ShardStatus {
+func (w *Worker) Shards() []ShardStatus {
 	w.mu.Lock()
 	held := make([]*processor.Shard, 0, len(w.mu.shards))
 	for _, s := range w.mu.shards {
@@ -330,9 +359,9 @@ func (w *Worker) Shards() []processor.ShardStatus {
 	}
 	w.mu.Unlock()
 	sort.Slice(held, func(i, j int) bool { return held[i].ID() < held[j].ID() })
-	out := make([]processor.ShardStatus, 0, len(held))
+	out := make([]ShardStatus, 0, len(held))
 	for _, s := range held {
-		out = append(out, s.Status())
+		out = append(out, w.Stats().status(s))
 	}
 	return out
 }

@@ -154,10 +154,10 @@ func runWorker(ctx context.Context, args []string) error {
 	if *statsPeriod > 0 {
 		stop := make(chan struct{})
 		defer close(stop)
-		go logStats(wk.Stats(), logger, *statsPeriod, stop)
+		go logStats(wk, logger, *statsPeriod, stop)
 	}
 	err = wk.Run(ctx)
-	logStatsOnce(wk.Stats(), logger)
+	logStatsOnce(wk, logger)
 	if err == nil {
 		logger.Info("worker stopped cleanly")
 	}
@@ -200,7 +200,7 @@ func newLogger(format, level string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("-log-format %q: use json or text", format)
 }
 
-func logStats(st *processor.Stats, l *slog.Logger, every time.Duration, stop chan struct{}) {
+func logStats(wk *source.Worker, l *slog.Logger, every time.Duration, stop chan struct{}) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -208,14 +208,14 @@ func logStats(st *processor.Stats, l *slog.Logger, every time.Duration, stop cha
 		case <-stop:
 			return
 		case <-t.C:
-			logStatsOnce(st, l)
+			logStatsOnce(wk, l)
 		}
 	}
 }
 
-func logStatsOnce(st *processor.Stats, l *slog.Logger) {
-	args := []any{"backpressured", st.IsBackPressured()}
-	for k, v := range st.Snapshot() {
+func logStatsOnce(wk *source.Worker, l *slog.Logger) {
+	args := []any{"backpressured", wk.PipelineStats().IsBackPressured()}
+	for k, v := range wk.Snapshot() {
 		args = append(args, k, v)
 	}
 	l.Info("stats", args...)
