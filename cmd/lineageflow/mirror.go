@@ -16,10 +16,6 @@ import (
 	"github.com/lineageflow/lineageflow/source"
 )
 
-func init() {
-	register(command{name: "mirror", summary: "put a deterministic share of a stream on a canary stream (its own KCL application)", run: runMirror})
-}
-
 func runMirror(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("mirror", flag.ContinueOnError)
 	var (

@@ -24,10 +24,6 @@ import (
 	"github.com/lineageflow/lineageflow/window"
 )
 
-func init() {
-	register(command{name: "run", summary: "run a worker: Kinesis (KCL) -> windows (Pebble) -> graph", run: runWorker})
-}
-
 func runWorker(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var (

@@ -17,10 +17,6 @@ import (
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
-func init() {
-	register(command{name: "verify", summary: "compare the live graph with the graph the input must give", run: runVerify})
-}
-
 func runVerify(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	endpoint := fs.String("gremlin-endpoint", "ws://127.0.0.1:8182/gremlin", "Gremlin endpoint of the graph to check (ws:// or wss://)")
