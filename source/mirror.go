@@ -41,7 +41,8 @@ type MirrorConfig struct {
 	// Aggregate re-aggregates (KPL) the selected records of a batch that
 	// share a partition key into one Kinesis record each.
 	Aggregate bool
-	// KCL settings, as for the worker (defaults: 1 s, 10 s, 200 ms, 10000).
+	// KCL settings, as for the worker (defaults: DefaultShardSync,
+	// DefaultFailoverTime, DefaultIdleBetweenReads, DefaultMaxRecords).
 	ShardSync, FailoverTime, IdleBetweenReads time.Duration
 	MaxRecords                                int
 	FromLatest                                bool

@@ -21,6 +21,20 @@ import (
 	kworker "github.com/vmware/vmware-go-kcl-v2/clientlibrary/worker"
 )
 
+// Defaults of [Config] and [MirrorConfig]; the run and mirror commands'
+// flags default to them.
+const (
+	// DefaultShardSync: the KCL's own default, 60 s, takes a shard per minute.
+	DefaultShardSync        = time.Second
+	DefaultFailoverTime     = 10 * time.Second
+	DefaultIdleBetweenReads = 200 * time.Millisecond
+	// MaxRecordsLimit is Kinesis's most records per GetRecords call, and
+	// the default.
+	MaxRecordsLimit      = 10000
+	DefaultMaxRecords    = MaxRecordsLimit
+	DefaultShutdownGrace = 20 * time.Second
+)
+
 // Config configures a [Worker]: one KCL worker per process, one Pebble DB
 // in DataDir, one [processor.Shard] per leased shard.
 type Config struct {
@@ -35,23 +49,26 @@ type Config struct {
 	Pipeline processor.PipelineConfig
 	// Sink receives sealed windows (required).
 	Sink sink.Writer
-	// ShardSync is how often the worker looks for shards and leases (default 1 s;
-	// the KCL's own default, 60 s, takes a shard per minute).
+	// ShardSync is how often the worker looks for shards and leases
+	// (default DefaultShardSync).
 	ShardSync time.Duration
-	// FailoverTime is how long a lease lives without renewal (default 10 s).
+	// FailoverTime is how long a lease lives without renewal (default
+	// DefaultFailoverTime).
 	FailoverTime time.Duration
 	// LeaseStealing lets a worker take leases from busier workers (default off).
 	LeaseStealing bool
-	// IdleBetweenReads is the pause after an empty GetRecords (default 200 ms).
+	// IdleBetweenReads is the pause after an empty GetRecords (default
+	// DefaultIdleBetweenReads).
 	IdleBetweenReads time.Duration
-	// MaxRecords per GetRecords call (default 10000).
+	// MaxRecords per GetRecords call (default DefaultMaxRecords).
 	MaxRecords int
 	// KinesisProtocol is the wire format of the KCL's GetRecords calls
 	// (default DefaultKinesisProtocol; getrecords.go).
 	KinesisProtocol KinesisProtocol
 	// MaxLeases caps the shards this worker holds (default: no cap).
 	MaxLeases int
-	// ShutdownGrace bounds the drain of a graceful shutdown (default 20 s).
+	// ShutdownGrace bounds the drain of a graceful shutdown (default
+	// DefaultShutdownGrace).
 	ShutdownGrace time.Duration
 	// FromLatest starts shards without checkpoint at LATEST instead of TRIM_HORIZON.
 	FromLatest bool
@@ -81,22 +98,22 @@ func (c Config) WithDefaults() Config {
 		c.WorkerID = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
 	if c.ShardSync == 0 {
-		c.ShardSync = time.Second
+		c.ShardSync = DefaultShardSync
 	}
 	if c.FailoverTime == 0 {
-		c.FailoverTime = 10 * time.Second
+		c.FailoverTime = DefaultFailoverTime
 	}
 	if c.IdleBetweenReads == 0 {
-		c.IdleBetweenReads = 200 * time.Millisecond
+		c.IdleBetweenReads = DefaultIdleBetweenReads
 	}
 	if c.MaxRecords == 0 {
-		c.MaxRecords = 10000
+		c.MaxRecords = DefaultMaxRecords
 	}
 	if c.KinesisProtocol == "" {
 		c.KinesisProtocol = DefaultKinesisProtocol
 	}
 	if c.ShutdownGrace == 0 {
-		c.ShutdownGrace = 20 * time.Second
+		c.ShutdownGrace = DefaultShutdownGrace
 	}
 	if c.Logger == nil {
 		c.Logger = c.Pipeline.Logger
@@ -128,8 +145,8 @@ func (c Config) Validate() error {
 	if c.MaxLeases < 0 {
 		errs = append(errs, fmt.Errorf("%w: MaxLeases %d must be >= 0 (0: no cap)", processor.ErrConfig, c.MaxLeases))
 	}
-	if c.MaxRecords < 1 || c.MaxRecords > 10000 {
-		errs = append(errs, fmt.Errorf("%w: MaxRecords %d must be in 1..10000 (the Kinesis limit)", processor.ErrConfig, c.MaxRecords))
+	if c.MaxRecords < 1 || c.MaxRecords > MaxRecordsLimit {
+		errs = append(errs, fmt.Errorf("%w: MaxRecords %d must be in 1..%d (the Kinesis limit)", processor.ErrConfig, c.MaxRecords, MaxRecordsLimit))
 	}
 	if err := c.KinesisProtocol.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %w", processor.ErrConfig, err))
@@ -163,6 +180,10 @@ type Worker struct {
 
 	stop context.Context // Run's ctx: done when a graceful stop begins
 
+	// mu guards the maps below and nothing else: it is never held across
+	// I/O, a KCL call or a wait (a shard's Close or Abandon waits for its
+	// drain goroutine: called after mu is released). Lock order:
+	// recordProcessor.busy, then mu.
 	mu struct {
 		sync.Mutex
 		shards map[string]*processor.Shard
@@ -328,13 +349,19 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.log.Error("KCL shutdown did not finish in time; exiting without it", "waited", w.cfg.ShutdownGrace+5*time.Second)
 		w.cancel(errors.New("source: shutdown timed out"))
 	}
+	// Forget the shards under w.mu, close them (each waits for its drain
+	// goroutine) without it.
 	w.mu.Lock()
+	held := make([]*processor.Shard, 0, len(w.mu.shards))
 	for id, s := range w.mu.shards {
-		s.Close()
+		held = append(held, s)
 		delete(w.mu.shards, id)
 		delete(w.mu.procs, id)
 	}
 	w.mu.Unlock()
+	for _, s := range held {
+		s.Close()
+	}
 	if cause := context.Cause(w.ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
 	}
