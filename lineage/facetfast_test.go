@@ -26,6 +26,7 @@ var facetCorpus = []string{
 // gives, on hand-made facets of every shape and on random mutations of
 // them; and it takes the usual ones itself.
 func TestFastInterpretFacet(t *testing.T) {
+	t.Parallel()
 	check := func(kind int, raw []byte) bool {
 		t.Helper()
 		want := slowInterpretFacet(kind, raw)
@@ -97,6 +98,7 @@ var columnCorpus = []string{
 // TestFastColumnEdges: the one-pass reader of columnLineage facets gives
 // what encoding/json gives, on hand-made facets and random mutations.
 func TestFastColumnEdges(t *testing.T) {
+	t.Parallel()
 	out := Dataset{Namespace: "ns", Name: "out"}
 	check := func(raw []byte) bool {
 		t.Helper()
@@ -153,6 +155,7 @@ var aliasCorpus = []string{
 // TestFastAliases: the one-pass reader of symlinks facets gives what
 // encoding/json gives, on hand-made facets and random mutations.
 func TestFastAliases(t *testing.T) {
+	t.Parallel()
 	d := Dataset{Namespace: "ns", Name: "ds"}
 	check := func(raw []byte) bool {
 		t.Helper()

@@ -78,6 +78,7 @@ func randTransformations(r *rand.Rand) string {
 // encoding/json gives for every shape it accepts, and accepts the common
 // one.
 func TestTransformationsFastMatchesJSON(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(11, 12))
 	accepted := 0
 	for i := 0; i < 20000; i++ {

@@ -33,6 +33,7 @@ import (
 // atomic's Add) is not an assignment: the kinds allowed have no such
 // mutators, which is why the list is closed.
 func TestNoMutablePackageVars(t *testing.T) {
+	t.Parallel()
 	root, module := moduleRoot(t)
 	files := parseModule(t, root, module)
 	if len(files) < 50 {
