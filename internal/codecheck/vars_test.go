@@ -246,7 +246,11 @@ type write struct {
 
 // writes returns the assignments in f whose target is rooted at an
 // identifier not declared locally (a package-level variable of f's
-// package) or at a package-qualified name (pkg.V).
+// package) or at a package-qualified name (pkg.V). An identifier counts as
+// local when the same name is declared anywhere in the enclosing top-level
+// declaration (a parameter, :=, var, range variable): a syntactic check,
+// conservative only where a function declares a local of a package
+// variable's name.
 func writes(f *file, module string) []write {
 	imports := map[string]string{} // local name -> import path
 	for _, im := range f.ast.Imports {
@@ -258,6 +262,7 @@ func writes(f *file, module string) []write {
 		imports[name] = p
 	}
 	var out []write
+	var locals map[string]bool
 	target := func(e ast.Expr) {
 		for {
 			switch x := e.(type) {
@@ -274,7 +279,7 @@ func writes(f *file, module string) []write {
 				e = x.X
 				continue
 			case *ast.SelectorExpr:
-				if id, ok := x.X.(*ast.Ident); ok && id.Obj == nil {
+				if id, ok := x.X.(*ast.Ident); ok && !locals[id.Name] {
 					if p, ok := imports[id.Name]; ok && strings.HasPrefix(p, module) {
 						out = append(out, write{pkg: p, name: x.Sel.Name, pos: x.Pos()})
 						return
@@ -283,19 +288,14 @@ func writes(f *file, module string) []write {
 				e = x.X
 				continue
 			case *ast.Ident:
-				if x.Name == "_" {
-					return
-				}
-				// Obj nil: not declared in this file (another file of the
-				// package); declared at file level: a package variable.
-				if x.Obj == nil || (x.Obj.Kind == ast.Var && isTopLevel(f.ast, x.Obj)) {
+				if x.Name != "_" && !locals[x.Name] {
 					out = append(out, write{pkg: f.pkg, name: x.Name, pos: x.Pos()})
 				}
 			}
 			return
 		}
 	}
-	ast.Inspect(f.ast, func(n ast.Node) bool {
+	visit := func(n ast.Node) bool {
 		switch s := n.(type) {
 		case *ast.AssignStmt:
 			if s.Tok == token.DEFINE {
@@ -316,31 +316,80 @@ func writes(f *file, module string) []write {
 				}
 			}
 		case *ast.CallExpr:
-			if id, ok := s.Fun.(*ast.Ident); ok && id.Name == "delete" && id.Obj == nil && len(s.Args) > 0 {
+			if id, ok := s.Fun.(*ast.Ident); ok && id.Name == "delete" && !locals["delete"] && len(s.Args) > 0 {
 				target(s.Args[0])
 			}
 		}
 		return true
-	})
-	return out
-}
-
-// isTopLevel reports whether obj is declared by a package-level var of f.
-func isTopLevel(f *ast.File, obj *ast.Object) bool {
-	vs, ok := obj.Decl.(*ast.ValueSpec)
-	if !ok {
-		return false
 	}
-	for _, d := range f.Decls {
-		if g, ok := d.(*ast.GenDecl); ok {
-			for _, s := range g.Specs {
-				if s == vs {
-					return true
+	for _, d := range f.ast.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			locals = localNames(d)
+			ast.Inspect(d, visit)
+		case *ast.GenDecl:
+			for _, sp := range d.Specs {
+				if vs, ok := sp.(*ast.ValueSpec); ok {
+					for _, v := range vs.Values {
+						locals = localNames(v)
+						ast.Inspect(v, visit)
+					}
 				}
 			}
 		}
 	}
-	return false
+	return out
+}
+
+// localNames returns the names declared inside n: parameters, results,
+// receivers, := and var declarations, range variables.
+func localNames(n ast.Node) map[string]bool {
+	names := map[string]bool{}
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.FuncType:
+			for _, fl := range []*ast.FieldList{x.TypeParams, x.Params, x.Results} {
+				if fl == nil {
+					continue
+				}
+				for _, fd := range fl.List {
+					for _, id := range fd.Names {
+						names[id.Name] = true
+					}
+				}
+			}
+		case *ast.FuncDecl:
+			if x.Recv != nil {
+				for _, fd := range x.Recv.List {
+					for _, id := range fd.Names {
+						names[id.Name] = true
+					}
+				}
+			}
+		case *ast.AssignStmt:
+			if x.Tok == token.DEFINE {
+				for _, l := range x.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						names[id.Name] = true
+					}
+				}
+			}
+		case *ast.RangeStmt:
+			if x.Tok == token.DEFINE {
+				for _, e := range []ast.Expr{x.Key, x.Value} {
+					if id, ok := e.(*ast.Ident); ok {
+						names[id.Name] = true
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			for _, id := range x.Names {
+				names[id.Name] = true
+			}
+		}
+		return true
+	})
+	return names
 }
 
 type file struct {
