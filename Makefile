@@ -4,10 +4,20 @@ GO              ?= go
 BIN             := $(CURDIR)/bin
 GOLANGCI_VERSION := v2.15.0
 GOLANGCI        := $(BIN)/golangci-lint
-# Packages with goroutines of their own: always tested with the race detector.
-RACE_PKGS       := ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./testkit/gremlinproxy/...
+# Packages with goroutines of their own: always tested with the race
+# detector (make test-race; scripts/test.sh runs that target).
+RACE_PKGS       := ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./internal/dedupredis/... ./testkit/gremlinproxy/...
+# The unit tier (make test-fast): packages whose -short tests need no
+# stand-in, JVM, Chromium or subprocess build. Their integration tests skip
+# themselves: test-fast hides the stand-ins (STANDIN_DIR empty, no endpoint
+# variables).
+FAST_PKGS       := ./lineage/... ./window/... ./checkpoint/... ./internal/enc/... ./internal/kpl/... ./internal/keyspace/... \
+	./internal/gen/... ./internal/cli/... ./internal/codecheck/... ./verify/... ./processor/... ./sink/... ./ops/... ./source/...
+# The processor's randomized and crash suites against the reference model
+# (a minute and more even in -short) run in test-unit and test, not here.
+FAST_SKIP       := ^(TestRandomizedAgainstReference.*|TestCrashAtArbitraryPoints.*|TestDiskDiesAtOperationI|TestHandoffSplitMerge|TestRunStoreMoves|TestStreamingRunStoreMoves)$$
 
-.PHONY: tools all build test test-unit test-race lint fmt fmt-check vet tidy-check bench demo e2e standins-up standins-down clean
+.PHONY: tools all build test test-unit test-fast test-race lint fmt fmt-check vet tidy-check bench demo e2e standins-up standins-down clean
 
 all: build
 
@@ -22,8 +32,14 @@ test:
 test-unit:
 	$(GO) test -short ./...
 
+## test-fast: the unit tier, for the edit-test loop (under a minute with a warm build cache).
+test-fast:
+	env -u LINEAGEFLOW_KINESIS_ENDPOINT -u LINEAGEFLOW_DYNAMODB_ENDPOINT -u LINEAGEFLOW_GREMLIN_ENDPOINT \
+		-u LINEAGEFLOW_REDIS_ENDPOINT -u LINEAGEFLOW_REQUIRE_STANDINS STANDIN_DIR=$(CURDIR)/.standins/none \
+		$(GO) test -short -skip '$(FAST_SKIP)' $(FAST_PKGS)
+
 test-race:
-	$(GO) test -race -short $(RACE_PKGS)
+	$(GO) test -race -short -count=1 $(RACE_PKGS)
 
 ## tools: install the pinned linter into bin/.
 tools: $(GOLANGCI)

@@ -5,6 +5,7 @@ import (
 )
 
 func TestCompareSeq(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b string
 		want int
@@ -31,6 +32,7 @@ func TestCompareSeq(t *testing.T) {
 }
 
 func TestPinsSafe(t *testing.T) {
+	t.Parallel()
 	p := NewPins()
 	if got := p.Safe("100"); got != "100" {
 		t.Fatalf("empty Safe = %q", got)
@@ -66,6 +68,7 @@ func TestPinsSafe(t *testing.T) {
 }
 
 func TestCodecsRoundTrip(t *testing.T) {
+	t.Parallel()
 	pos := Position{Last: Pos{"123", 4}, Durable: "122", Watermark: -5, WMSet: true, MaxArrival: 77, NextOutbox: 9}
 	got, err := DecodePosition(AppendPosition(nil, &pos))
 	if err != nil || got != pos {
@@ -74,6 +77,7 @@ func TestCodecsRoundTrip(t *testing.T) {
 }
 
 func TestPrefixEnd(t *testing.T) {
+	t.Parallel()
 	if got := string(PrefixEnd([]byte("s/a/"))); got != "s/a0" {
 		t.Fatalf("PrefixEnd = %q", got)
 	}
@@ -83,6 +87,7 @@ func TestPrefixEnd(t *testing.T) {
 }
 
 func TestAppendKeysMatch(t *testing.T) {
+	t.Parallel()
 	h := [16]byte{1, 2, 3, 255}
 	buf := []byte("junk")
 	for _, c := range []struct{ got, want []byte }{

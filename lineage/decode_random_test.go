@@ -15,6 +15,7 @@ import (
 // and escaped keys, facets and noise, and holds the fast decoder to the
 // reference decoder on each. Seeded, so a failure reproduces.
 func TestDecodeAgreesRandomized(t *testing.T) {
+	t.Parallel()
 	n := 20000
 	if testing.Short() {
 		n = 2000

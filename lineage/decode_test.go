@@ -78,6 +78,7 @@ var decodeErrorCases = []struct {
 }
 
 func TestDecodeErrors(t *testing.T) {
+	t.Parallel()
 	var d Decoder
 	for _, tc := range decodeErrorCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,6 +106,7 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestDecodeOversized(t *testing.T) {
+	t.Parallel()
 	valid := []byte(`{"v":1,"time":"2026-03-01T10:00:00Z","job":{"ns":"n","name":"j"}}`)
 	d := Decoder{MaxBytes: len(valid)}
 	var ev Event
@@ -228,6 +230,7 @@ var decodeValidCases = []struct {
 }
 
 func TestDecodeValid(t *testing.T) {
+	t.Parallel()
 	var d Decoder
 	ev := Event{Inputs: make([]Dataset, 5), Columns: make([]ColumnLineage, 3)} // dirty, to check reuse
 	for _, tc := range decodeValidCases {
@@ -260,6 +263,7 @@ func TestDecodeValid(t *testing.T) {
 // TestDecodeKeepsNothingOfTheRecord checks that decoded strings and Raw
 // survive the record's buffer being reused.
 func TestDecodeKeepsNothingOfTheRecord(t *testing.T) {
+	t.Parallel()
 	in := []byte(decodeValidCases[0].in)
 	ev, err := Decode(in)
 	if err != nil {
@@ -274,6 +278,7 @@ func TestDecodeKeepsNothingOfTheRecord(t *testing.T) {
 }
 
 func TestDecodeParentAndPartitionKey(t *testing.T) {
+	t.Parallel()
 	ev, err := Decode([]byte(decodeValidCases[0].in))
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +299,7 @@ func TestDecodeParentAndPartitionKey(t *testing.T) {
 // OpenLineage Kinesis transport does (root first, then parent, then the
 // event's job); a root without a valid job is ignored.
 func TestDecodeRootParent(t *testing.T) {
+	t.Parallel()
 	ev := func(root string) string {
 		return `{"eventType":"START","eventTime":"2026-01-01T00:00:00Z","run":{"runId":"r","facets":{"parent":{"run":{"runId":"p"},"job":{"namespace":"airflow","name":"dag.task"}` +
 			root + `}}},"job":{"namespace":"spark","name":"app.exec"}}`
@@ -316,6 +322,7 @@ func TestDecodeRootParent(t *testing.T) {
 }
 
 func TestDecodeBenchEvents(t *testing.T) {
+	t.Parallel()
 	for i, in := range benchEvents(3) {
 		ev, err := Decode(in)
 		if err != nil {
@@ -338,6 +345,7 @@ func TestDecodeBenchEvents(t *testing.T) {
 }
 
 func TestParseTime(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want string // UTC, RFC 3339; "" when refused
@@ -398,6 +406,7 @@ func FuzzParseTimeAgrees(f *testing.F) {
 // documents exactly the fields the decoder reads, and that the valid
 // compact examples carry only those.
 func TestCompactSchemaInSync(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../docs/compact-event.schema.json")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 // eventTime; wrong shapes give nothing; a value over MaxFacetPropBytes is
 // left out and counted; both decoders give the same.
 func TestFacetProps(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", MaxFacetPropBytes+1)
 	in := `{"eventType":"COMPLETE","eventTime":"2026-03-01T10:00:00Z","run":{"runId":"r"},
 		"job":{"namespace":"n","name":"j","facets":{"sql":{"query":"SELECT 1"},"jobType":{"processingType":"BATCH","integration":"DBT","jobType":7},

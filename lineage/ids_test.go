@@ -10,6 +10,7 @@ import (
 )
 
 func TestDatasetIDInjective(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		a, b Dataset
@@ -46,6 +47,7 @@ func FuzzDatasetIDInjective(f *testing.F) {
 }
 
 func TestEdgeIDAndWindowKey(t *testing.T) {
+	t.Parallel()
 	a, b := DatasetID(Dataset{"ns", "a"}), DatasetID(Dataset{"ns", "b"})
 	if EdgeID(EdgeDerives, a, b) == EdgeID(EdgeDerives, b, a) {
 		t.Fatal("edge id ignores direction")
@@ -62,6 +64,7 @@ func TestEdgeIDAndWindowKey(t *testing.T) {
 }
 
 func TestEdgeMergeCommutative(t *testing.T) {
+	t.Parallel()
 	x := NewEdge(EdgeDerives, "a", "b", 5, 9, "r1")
 	y := NewEdge(EdgeDerives, "a", "b", 3, 9, "r2")
 	z := NewEdge(EdgeDerives, "a", "b", 7, 12, "r0")

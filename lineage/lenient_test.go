@@ -8,6 +8,7 @@ import (
 // TestLenient: what Marquez accepts and the spec does not is read, and
 // reported in Event.Lenient; the reference decoder agrees.
 func TestLenient(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		data string

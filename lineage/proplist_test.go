@@ -24,6 +24,7 @@ func randProp(r *rand.Rand) Prop {
 // after every step, the encoding that Props.With gives, and AppendEncoded
 // appends what enc.AppendString of that encoding appends.
 func TestPropListAgainstWith(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := 0; round < 2000; round++ {
 		var want Props

@@ -83,6 +83,7 @@ func randProps(r *rand.Rand) []Prop {
 // what the map-based merge and the enc.Reader decoder gave, on random
 // property sets and on corrupt encodings.
 func TestPropsMergeMatchesReference(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 50000 {
 		a, b := randProps(r), randProps(r)

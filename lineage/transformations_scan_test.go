@@ -77,6 +77,7 @@ func randTransformations(r *rand.Rand) string {
 // TestTransformationsMatchesJSON: the scanner reads transformations as
 // encoding/json does, for every shape.
 func TestTransformationsMatchesJSON(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(11, 12))
 	given := 0
 	for i := 0; i < 20000; i++ {

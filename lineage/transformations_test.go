@@ -7,6 +7,7 @@ import "testing"
 // field's older transformationType/transformationDescription, which are
 // read when there are none; a pair without either has no properties.
 func TestColumnLineageTransformations(t *testing.T) {
+	t.Parallel()
 	raw := `{"fields":{
 	  "total":{"inputFields":[
 	    {"namespace":"s3","name":"orders","field":"amount","transformations":[

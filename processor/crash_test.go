@@ -40,8 +40,10 @@ type crashRun struct {
 	refresh bool                 // 1 s windows with a 3 s refresh lane
 	// store, if set, is every incarnation's run store; maxRuns (0: the
 	// default) their MaxRuns.
-	store    RunStore
-	maxRuns  int
+	store   RunStore
+	maxRuns int
+	// dedup: every incarnation's dedup set sizes (zero: the defaults).
+	dedup    dedupOptions
 	restarts int
 }
 
@@ -80,6 +82,7 @@ func (c *crashRun) run() {
 		if err != nil {
 			t.Fatal(err)
 		}
+		tuneDedup(s, c.dedup)
 		crashed := false
 		crash := func() {
 			s.Abandon()
@@ -165,6 +168,12 @@ func closeQuietly(db *pebble.DB) {
 // two crashes per run, restarting on the same disk or on an empty one) and
 // check that the graph is still exactly the reference.
 func TestCrashAtArbitraryPoints(t *testing.T) {
+	crashAtArbitraryPoints(t, dedupOptions{})
+}
+
+// crashAtArbitraryPoints is TestCrashAtArbitraryPoints with the dedup
+// sets' sizes dedup (zero: the defaults).
+func crashAtArbitraryPoints(t *testing.T, dedup dedupOptions) {
 	seeds, points := 4, 16
 	if testing.Short() {
 		seeds, points = 2, 6
@@ -181,7 +190,7 @@ func TestCrashAtArbitraryPoints(t *testing.T) {
 					kills = append(kills, r.IntN(len(st.recs)*2))
 					sort.Ints(kills)
 				}
-				c := &crashRun{t: t, st: st, r: r, kills: kills, mem: sink.NewMemory(), runs: runs,
+				c := &crashRun{t: t, st: st, r: r, kills: kills, mem: sink.NewMemory(), runs: runs, dedup: dedup,
 					sameDisk: func(i int) bool { return (p+i)%3 != 0 }, refresh: p%4 >= 2}
 				c.run()
 				if d := refmodelCompare(want, graphOf(c.mem)); d != "" {

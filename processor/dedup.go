@@ -14,7 +14,7 @@ import (
 
 // Dedup set (DESIGN.md, Processor, "Dedup set"). Two tiers:
 //
-//   - recent: the last dedupRecentMax payload hashes, exact (128 bits) in a
+//   - recent: the last dedupRecentMax payload hashes (dedupOptions), exact (128 bits) in a
 //     Go map, with their arrival times in insertion order (FIFO) for expiry;
 //   - old: the hashes evicted from recent, which are always durable in
 //     Pebble (eviction happens after a barrier commit), kept in memory only
@@ -34,8 +34,16 @@ import (
 // index below the cutoff for old).
 
 // dedupRecentMax bounds the exact tier (~60 B an entry): 262144 entries,
-// about 16 MiB per shard. A variable so tests can make it tiny.
-var dedupRecentMax = 1 << 18
+// about 16 MiB per shard.
+const dedupRecentMax = 1 << 18
+
+// dedupOptions are a dedup set's sizes: the defaults in production, tiny in
+// tests (which set them on a shard's set before Start: setOptions).
+type dedupOptions struct {
+	recentMax int   // entries of the exact tier (default dedupRecentMax)
+	minSlots  int   // smallest fingerprint table (default fpMinSlots)
+	maxBytes  int64 // the old tier's memory budget (<= 0: no bound)
+}
 
 // dedupSet is a shard's dedup set: both tiers, the hashes added and
 // expired since the last barrier, and their s/<shard>/d/ and
@@ -52,14 +60,13 @@ type dedupSet struct {
 	old    fpTable // old tier: fingerprints of hashes durable in Pebble
 	oldN   int     // old-tier entries (= old.n unless spilled)
 	oldMin int64   // no old-tier entry arrived before this
-	// maxBytes bounds old's memory (<= 0: no bound); spilled: old is
-	// empty and every recent-tier miss is a Pebble Get; peak: the largest
-	// old.bytes() seen (tests).
-	maxBytes int64
-	spilled  bool
-	peak     int64
-	added    []dedupItem
-	expired  []dedupItem
+	opts   dedupOptions
+	// spilled: old is empty and every recent-tier miss is a Pebble Get;
+	// peak: the largest old.bytes() seen (tests).
+	spilled bool
+	peak    int64
+	added   []dedupItem
+	expired []dedupItem
 
 	keyBuf []byte
 }
@@ -70,8 +77,25 @@ type dedupItem struct {
 }
 
 func newDedupSet(shard string, db *pebble.DB, st *Stats, log *slog.Logger, maxBytes int64) *dedupSet {
-	return &dedupSet{shard: shard, db: db, st: st, log: log, recent: map[[16]byte]struct{}{}, maxBytes: maxBytes}
+	d := &dedupSet{shard: shard, db: db, st: st, log: log, recent: map[[16]byte]struct{}{}}
+	d.setOptions(dedupOptions{maxBytes: maxBytes})
+	return d
 }
+
+// setOptions sets the set's sizes (zero recentMax, minSlots: the
+// defaults). Call it before anything is added or loaded.
+func (d *dedupSet) setOptions(o dedupOptions) {
+	if o.recentMax == 0 {
+		o.recentMax = dedupRecentMax
+	}
+	if o.minSlots == 0 {
+		o.minSlots = fpMinSlots
+	}
+	d.opts = o
+	d.old = d.newTable()
+}
+
+func (d *dedupSet) newTable() fpTable { return fpTable{minSlots: d.opts.minSlots} }
 
 // seen reports whether payload hash h is in the dedup set.
 func (d *dedupSet) seen(h *[16]byte) bool {
@@ -164,7 +188,7 @@ func cmpHash(a, b dedupItem) int {
 func (d *dedupSet) afterCommit() {
 	d.added = d.added[:0]
 	d.expired = d.expired[:0]
-	if d.spilled && int64(slotsFor(d.oldN))*4*2 <= d.maxBytes {
+	if d.spilled && int64(slotsFor(d.oldN, d.opts.minSlots))*4*2 <= d.opts.maxBytes {
 		d.unspill()
 	}
 	d.evict()
@@ -172,11 +196,11 @@ func (d *dedupSet) afterCommit() {
 
 // spill drops the old tier's table: the memory budget would be exceeded.
 func (d *dedupSet) spill() {
-	d.old = fpTable{}
+	d.old = d.newTable()
 	d.spilled = true
 	d.st.Budget.DedupSpills.Add(1)
 	d.log.Warn("dedup memory budget reached: the old tier is looked up in Pebble until expiry halves it",
-		"entries", d.oldN, "max_bytes", d.maxBytes)
+		"entries", d.oldN, "max_bytes", d.opts.maxBytes)
 }
 
 // unspill rebuilds the old tier's table from the x/ index (every entry
@@ -189,7 +213,7 @@ func (d *dedupSet) unspill() {
 		d.log.Warn("dedup old tier rebuild failed", "err", err)
 		return
 	}
-	var t fpTable
+	t := d.newTable()
 	n, xp := 0, len(prefix)
 	for it.First(); it.Valid(); it.Next() {
 		k := it.Key()
@@ -232,16 +256,16 @@ func (d *dedupSet) load(k []byte) error {
 	return nil
 }
 
-// evict moves the oldest recent hashes beyond dedupRecentMax to the old
+// evict moves the oldest recent hashes beyond opts.recentMax to the old
 // tier. Call it only when every recent hash is durable (after a barrier
 // commit, or while resuming).
 func (d *dedupSet) evict() {
-	for len(d.fifo)-d.head > dedupRecentMax {
+	for len(d.fifo)-d.head > d.opts.recentMax {
 		it := &d.fifo[d.head]
 		d.head++
 		delete(d.recent, it.h)
 		d.oldN++
-		if !d.spilled && d.maxBytes > 0 && d.old.grows() && int64(max(len(d.old.slots)*2, fpMinSlots))*4 > d.maxBytes {
+		if !d.spilled && d.opts.maxBytes > 0 && d.old.grows() && int64(max(len(d.old.slots)*2, d.opts.minSlots))*4 > d.opts.maxBytes {
 			d.spill()
 		}
 		if !d.spilled {

@@ -13,47 +13,39 @@ import (
 	"github.com/lineageflow/lineageflow/sink"
 )
 
-func withRecentMax(t *testing.T, n int) {
-	old := dedupRecentMax
-	dedupRecentMax = n
-	t.Cleanup(func() { dedupRecentMax = old })
+// tuneDedup sets the sizes of s's dedup set (before Start): o's non-zero
+// fields, the others as configured.
+func tuneDedup(s *Shard, o dedupOptions) {
+	if o == (dedupOptions{}) {
+		return
+	}
+	if o.maxBytes == 0 {
+		o.maxBytes = s.dedup.opts.maxBytes
+	}
+	s.dedup.setOptions(o)
 }
 
 // The randomized and crash tests again, with a tiny recent tier: almost
 // every hash lives in the old tier (fingerprints + Pebble Get), across
 // barriers, resumes and crashes.
 func TestRandomizedAgainstReferenceOldTierDedup(t *testing.T) {
-	withRecentMax(t, 3)
-	TestRandomizedAgainstReference(t)
+	randomizedAgainstReference(t, dedupOptions{recentMax: 3})
 }
 
 func TestCrashAtArbitraryPointsOldTierDedup(t *testing.T) {
-	withRecentMax(t, 3)
-	TestCrashAtArbitraryPoints(t)
-}
-
-// withDedupBudget makes the fingerprint table tiny (16 slots minimum) and
-// gives testConfig a dedup memory budget of maxBytes.
-func withDedupBudget(t *testing.T, maxBytes int64) {
-	oldMin, oldMax := fpMinSlots, testDedupMaxBytes
-	fpMinSlots, testDedupMaxBytes = 16, maxBytes
-	t.Cleanup(func() { fpMinSlots, testDedupMaxBytes = oldMin, oldMax })
+	crashAtArbitraryPoints(t, dedupOptions{recentMax: 3})
 }
 
 // The randomized and crash tests again, with a tiny recent tier and a
-// dedup memory budget of 32 fingerprint slots: the old tier spills to
-// Pebble and comes back as entries expire, across barriers, resumes and
-// crashes, and the graph still matches the reference.
+// dedup memory budget of 32 fingerprint slots (16 at least): the old tier
+// spills to Pebble and comes back as entries expire, across barriers,
+// resumes and crashes, and the graph still matches the reference.
 func TestRandomizedAgainstReferenceDedupBudget(t *testing.T) {
-	withRecentMax(t, 3)
-	withDedupBudget(t, 128)
-	TestRandomizedAgainstReference(t)
+	randomizedAgainstReference(t, dedupOptions{recentMax: 3, minSlots: 16, maxBytes: 128})
 }
 
 func TestCrashAtArbitraryPointsDedupBudget(t *testing.T) {
-	withRecentMax(t, 3)
-	withDedupBudget(t, 128)
-	TestCrashAtArbitraryPoints(t)
+	crashAtArbitraryPoints(t, dedupOptions{recentMax: 3, minSlots: 16, maxBytes: 128})
 }
 
 type dedupRun struct {
@@ -66,8 +58,7 @@ type dedupRun struct {
 // runDedupStream processes a stream with duplicates, and a prefix resent
 // much later (some hashes expired, some not), with a short TTL so entries
 // expire from both tiers while duplicates keep coming.
-func runDedupStream(t *testing.T, recent int, events int) dedupRun {
-	withRecentMax(t, recent)
+func runDedupStream(t *testing.T, o dedupOptions, events int) dedupRun {
 	r := rand.New(rand.NewPCG(5, 5))
 	st := makeStream(t, gen.Config{Seed: 5, Events: events, DuplicateShare: 0.3}, r)
 	last := st.recs[len(st.recs)-1]
@@ -89,6 +80,7 @@ func runDedupStream(t *testing.T, recent int, events int) dedupRun {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tuneDedup(s, o)
 	ctx := ctxT(t)
 	if err := s.Start(ctx, ""); err != nil {
 		t.Fatal(err)
@@ -114,8 +106,8 @@ func runDedupStream(t *testing.T, recent int, events int) dedupRun {
 // With a short TTL (entries expiring from both tiers while duplicates keep
 // coming), a tiny recent tier counts exactly what the all-recent set counts.
 func TestDedupTiersAgreeWithTTL(t *testing.T) {
-	a := runDedupStream(t, 1<<20, 3000)
-	b := runDedupStream(t, 2, 3000)
+	a := runDedupStream(t, dedupOptions{recentMax: 1 << 20}, 3000)
+	b := runDedupStream(t, dedupOptions{recentMax: 2}, 3000)
 	if a.events != b.events || a.dups != b.dups {
 		t.Fatalf("events/duplicates: all recent %d/%d, old tier %d/%d", a.events, a.dups, b.events, b.dups)
 	}
@@ -132,9 +124,8 @@ func TestDedupTiersAgreeWithTTL(t *testing.T) {
 // memory.
 func TestDedupMemoryBudget(t *testing.T) {
 	const budget = 4096 // 1024 slots: 768 fingerprints
-	a := runDedupStream(t, 1<<20, 4000)
-	withDedupBudget(t, budget)
-	b := runDedupStream(t, 2, 4000)
+	a := runDedupStream(t, dedupOptions{recentMax: 1 << 20}, 4000)
+	b := runDedupStream(t, dedupOptions{recentMax: 2, minSlots: 16, maxBytes: budget}, 4000)
 	if a.events != b.events || a.dups != b.dups {
 		t.Fatalf("events/duplicates: unbounded %d/%d, budget %d/%d", a.events, a.dups, b.events, b.dups)
 	}
@@ -193,9 +184,6 @@ func TestFPTable(t *testing.T) {
 func BenchmarkDedupSpilled(b *testing.B) {
 	for _, spilled := range []bool{false, true} {
 		b.Run(map[bool]string{false: "table", true: "spilled"}[spilled], func(b *testing.B) {
-			old := dedupRecentMax
-			dedupRecentMax = 16
-			defer func() { dedupRecentMax = old }()
 			db, err := OpenDB(b.TempDir(), checkpoint.Options{Logger: testLogger(b)})
 			if err != nil {
 				b.Fatal(err)
@@ -206,6 +194,7 @@ func BenchmarkDedupSpilled(b *testing.B) {
 				budget = int64(fpMinSlots) * 4
 			}
 			d := newDedupSet("shardId-000000000001", db, &Stats{}, testLogger(b), budget)
+			d.setOptions(dedupOptions{recentMax: 16, maxBytes: budget})
 			r := rand.New(rand.NewPCG(1, 1))
 			for i := 0; i < 200_000; i++ {
 				var h [16]byte

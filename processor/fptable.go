@@ -9,17 +9,27 @@ type fpTable struct {
 	slots []uint32
 	shift uint // 32 - log2(len(slots))
 	n     int
+	// minSlots is the smallest size (0: fpMinSlots; a power of two).
+	minSlots int
 }
 
-// fpMinSlots is the smallest table (a variable so tests can make it tiny).
-var fpMinSlots = 1024
+// fpMinSlots is the smallest table by default.
+const fpMinSlots = 1024
+
+func (t *fpTable) smallest() int {
+	if t.minSlots == 0 {
+		return fpMinSlots
+	}
+	return t.minSlots
+}
 
 // bytes is the table's memory (4 B a slot).
 func (t *fpTable) bytes() int64 { return int64(len(t.slots)) * 4 }
 
-// slotsFor is the size the table reaches holding n fingerprints.
-func slotsFor(n int) int {
-	s := fpMinSlots
+// slotsFor is the size a table of smallest size minSlots reaches holding
+// n fingerprints.
+func slotsFor(n, minSlots int) int {
+	s := minSlots
 	for n*4 > s*3 {
 		s *= 2
 	}
@@ -55,7 +65,7 @@ func (t *fpTable) grows() bool { return (t.n+1)*4 > len(t.slots)*3 }
 
 func (t *fpTable) insert(v uint32) {
 	if t.grows() {
-		t.resize(max(len(t.slots)*2, fpMinSlots))
+		t.resize(max(len(t.slots)*2, t.smallest()))
 	}
 	mask := len(t.slots) - 1
 	i := t.home(v)
@@ -90,7 +100,7 @@ func (t *fpTable) remove(v uint32) {
 	}
 	t.slots[i] = 0
 	t.n--
-	if len(t.slots) > fpMinSlots && t.n*8 < len(t.slots) {
+	if len(t.slots) > t.smallest() && t.n*8 < len(t.slots) {
 		t.resize(len(t.slots) / 2)
 	}
 }

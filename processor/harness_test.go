@@ -130,12 +130,9 @@ func openMem(t testing.TB, fs vfs.FS) *pebble.DB {
 	return db
 }
 
-// testDedupMaxBytes is testConfig's DedupMaxBytes (0: the default).
-var testDedupMaxBytes int64
-
 func testConfig(t testing.TB, clk *fakeClock, st *Stats) PipelineConfig {
 	return PipelineConfig{
-		Clock: clk.Now, Stats: st, Logger: testLogger(t), Dedup: DedupConfig{MaxBytes: testDedupMaxBytes},
+		Clock: clk.Now, Stats: st, Logger: testLogger(t),
 		BarrierInterval: time.Hour, // barriers only where the test puts them, at seals and when full
 		Drain:           DrainConfig{Backoff: time.Millisecond, BackoffMax: 5 * time.Millisecond},
 	}

@@ -2,16 +2,13 @@ package processor
 
 import (
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// This file holds what an exporter (ops/metrics, the /readyz probe)
-// reads at scrape time and that the counters of [Stats] do not give: the
-// worker's state, the shards it holds and their lag, and the buckets of the
-// barrier-duration histogram. Writers are one atomic store per KCL call
-// (GetRecords batch, checkpoint), never per record.
+// This file holds what an exporter (ops/metrics) reads at scrape time and
+// that the counters of [Stats] do not give: a shard's outbox and the
+// buckets of the barrier-duration histogram.
 
 // BarrierBuckets are the upper bounds of the barrier-duration histogram
 // read by [Stats.BarrierHistogram].
@@ -23,16 +20,7 @@ var BarrierBuckets = []time.Duration{
 
 // observed is the exporter-only part of [Stats].
 type observed struct {
-	running atomic.Bool
 	barrier [14]atomic.Int64 // per BarrierBuckets bound, then +Inf (not cumulative)
-	shards  sync.Map         // shard id -> *shardLag
-}
-
-type shardLag struct {
-	behind     atomic.Int64 // MillisBehindLatest of the last GetRecords, -1 before the first
-	checkpoint atomic.Int64 // unix ns of the last KCL checkpoint written by this worker, 0: none
-	pending    atomic.Int64 // unix ns of the first read with records since that checkpoint, 0: none
-	since      atomic.Int64 // unix ns when this worker started the shard
 }
 
 func (s *Stats) observeBarrierBucket(d time.Duration) {
@@ -54,62 +42,10 @@ func (s *Stats) BarrierHistogram() (cumulative []uint64, count uint64, sumSecond
 	return cumulative, c, time.Duration(s.BarrierNanos.Load()).Seconds()
 }
 
-// Running reports whether the worker's KCL worker is started and not
-// shutting down: it holds leases or is waiting for some.
-func (s *Stats) Running() bool { return s.obs.running.Load() }
-
-// SetRunning records whether the reading side (the KCL worker) is started
-// and not shutting down.
-func (s *Stats) SetRunning(v bool) { s.obs.running.Store(v) }
-
-func (s *Stats) lag(shard string) *shardLag {
-	if v, ok := s.obs.shards.Load(shard); ok {
-		return v.(*shardLag)
-	}
-	l := &shardLag{}
-	l.behind.Store(-1)
-	v, _ := s.obs.shards.LoadOrStore(shard, l)
-	return v.(*shardLag)
-}
-
-// ShardStarted resets the lag of a shard this worker (re)starts at now.
-func (s *Stats) ShardStarted(shard string, now time.Time) {
-	s.obs.shards.Delete(shard)
-	s.lag(shard).since.Store(now.UnixNano())
-}
-
-// ObserveRead records a GetRecords batch read at now: its
-// MillisBehindLatest and, if it had records, that records wait for a
-// checkpoint.
-func (s *Stats) ObserveRead(shard string, millisBehind int64, records int, now time.Time) {
-	l := s.lag(shard)
-	l.behind.Store(millisBehind)
-	if records > 0 && l.pending.Load() == 0 {
-		l.pending.CompareAndSwap(0, now.UnixNano())
-	}
-}
-
-// ObserveCheckpoint records a KCL checkpoint written for shard at now.
-func (s *Stats) ObserveCheckpoint(shard string, now time.Time) {
-	s.Checkpoints.Add(1)
-	l := s.lag(shard)
-	l.checkpoint.Store(now.UnixNano())
-	l.pending.Store(0)
-}
-
-// ShardStatus is one leased shard as an exporter sees it.
+// ShardStatus is what the pipeline knows of a shard for an exporter (the
+// reading side adds its lag and checkpoints: source.ShardStatus).
 type ShardStatus struct {
 	ID string
-	// MillisBehindLatest is what the last GetRecords reported (-1: no read yet).
-	MillisBehindLatest int64
-	// LastCheckpoint is when this worker last wrote the shard's KCL
-	// checkpoint (zero: not yet); Since is when it started the shard.
-	LastCheckpoint, Since time.Time
-	// Uncheckpointed is when the first records read since the last
-	// checkpoint were read (zero: everything read is checkpointed). Its
-	// age is about how much a restart would replay; an idle, checkpointed
-	// shard has none.
-	Uncheckpointed time.Time
 	// OutboxDepth is the number of sealed-window entries not yet
 	// acknowledged by the sink.
 	OutboxDepth int
@@ -120,17 +56,8 @@ type ShardStatus struct {
 // Status returns the shard as an exporter sees it. Safe for concurrent
 // use (it takes the drainer's lock only).
 func (s *Shard) Status() ShardStatus {
-	l := s.st.lag(s.id)
 	bp, _ := s.Backpressured()
-	ss := ShardStatus{ID: s.id, MillisBehindLatest: l.behind.Load(),
-		Since: time.Unix(0, l.since.Load()), OutboxDepth: s.drain.pending(), Backpressured: bp}
-	if ns := l.checkpoint.Load(); ns != 0 {
-		ss.LastCheckpoint = time.Unix(0, ns)
-	}
-	if ns := l.pending.Load(); ns != 0 {
-		ss.Uncheckpointed = time.Unix(0, ns)
-	}
-	return ss
+	return ShardStatus{ID: s.id, OutboxDepth: s.drain.pending(), Backpressured: bp}
 }
 
 // CheckpointNotWritten tells the shard that the checkpoint [Shard.Checkpoint]

@@ -19,6 +19,12 @@ import (
 // sink received with the reference model: same vertices, same edges with
 // the same properties, same invalid and duplicate counts.
 func TestRandomizedAgainstReference(t *testing.T) {
+	randomizedAgainstReference(t, dedupOptions{})
+}
+
+// randomizedAgainstReference is TestRandomizedAgainstReference with the
+// dedup sets' sizes dedup (zero: the defaults).
+func randomizedAgainstReference(t *testing.T, dedup dedupOptions) {
 	seeds := 50
 	if testing.Short() {
 		seeds = 10
@@ -53,6 +59,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			tuneDedup(s, dedup)
 			ctx := ctxT(t)
 			if err := s.Start(ctx, ""); err != nil {
 				t.Fatal(err)

@@ -8,9 +8,11 @@ import (
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
-// Stats are the counters and gauges of a worker (all its shards). Every
-// field is safe for concurrent use; an exporter (Prometheus, issue 6) reads
-// them with Load. Counts of records refused for a reason are in [Stats.Invalid].
+// Stats are the pipeline's counters and gauges (all the shards of a
+// worker). Every field is safe for concurrent use; an exporter (ops/metrics)
+// reads them with Load. Counts of records refused for a reason are in
+// [Stats.Invalid]. What the reading side counts (checkpoints, leases, lag)
+// is not here: the KCL worker keeps its own (source.Stats).
 type Stats struct {
 	Records      atomic.Int64 // user records processed (after KPL de-aggregation)
 	Skipped      atomic.Int64 // redelivered records at or before the resumed position
@@ -46,7 +48,6 @@ type Stats struct {
 	RunsHandedOff      atomic.Int64
 	RunsHandedIn       atomic.Int64
 	HandoffRunsExpired atomic.Int64
-	HandoffsMissing    atomic.Int64 // parents whose handoff was not found
 	// Run store (runstore.go): runs asked for and found, items written,
 	// the calls and their total time, reads of one run outside the
 	// batch prefetch, and stored runs that could not be decoded.
@@ -66,15 +67,6 @@ type Stats struct {
 	OutboxAcked         atomic.Int64
 	SinkErrors          atomic.Int64 // failed WriteBatch calls (each retried)
 	BatchesParked       atomic.Int64 // outbox entries refused permanently ParkAfter times, parked (drain.go)
-	Checkpoints         atomic.Int64 // KCL checkpoints written
-	LeasesLost          atomic.Int64 // leases found taken by another worker (lease guard or watcher)
-
-	// HandoffsWaiting: child shards waiting right now for a parent's
-	// handoff (or their parents' list) that cannot be read; they process
-	// nothing and the worker is not ready. HandoffReadFails: the failed
-	// reads (each retried, never given up).
-	HandoffsWaiting  atomic.Int64
-	HandoffReadFails atomic.Int64
 
 	backpressured  atomic.Int64 // shards blocked on a full outbox right now
 	sharedDegraded atomic.Bool  // the last shared dedup claim failed
@@ -185,11 +177,10 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"edges_emitted": s.EdgesEmitted.Load(), "vertices_emitted": s.VerticesEmitted.Load(),
 		"runs_expired": s.RunsExpired.Load(), "refresh_lane": s.RefreshLane.Load(), "barriers": s.Barriers.Load(),
 		"runs_handed_off": s.RunsHandedOff.Load(), "runs_handed_in": s.RunsHandedIn.Load(),
-		"handoff_runs_expired": s.HandoffRunsExpired.Load(), "handoffs_missing": s.HandoffsMissing.Load(),
-		"handoffs_waiting": s.HandoffsWaiting.Load(), "handoff_read_failures": s.HandoffReadFails.Load(),
-		"outbox_written": s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),
-		"sink_errors": s.SinkErrors.Load(), "checkpoints": s.Checkpoints.Load(),
-		"invalid": s.InvalidTotal(), "batches_parked": s.BatchesParked.Load(), "leases_lost": s.LeasesLost.Load(),
+		"handoff_runs_expired": s.HandoffRunsExpired.Load(),
+		"outbox_written":       s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),
+		"sink_errors": s.SinkErrors.Load(),
+		"invalid":     s.InvalidTotal(), "batches_parked": s.BatchesParked.Load(),
 		"shared_dedup_claims": s.SharedDedupClaims.Load(), "shared_dedup_duplicates": s.SharedDedupDuplicates.Load(),
 		"shared_dedup_fallbacks": s.SharedDedupFallbacks.Load(),
 		"run_store_reads":        s.RunStoreReads.Load(), "run_store_hits": s.RunStoreHits.Load(),

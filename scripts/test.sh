@@ -17,8 +17,9 @@ unset LINEAGEFLOW_KINESIS_ENDPOINT LINEAGEFLOW_DYNAMODB_ENDPOINT LINEAGEFLOW_GRE
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "format, vet, lint"
+step "format, go.mod tidy, vet, lint"
 make -s fmt-check
+make -s tidy-check
 go vet ./...
 if [ "${SKIP_LINT:-}" = 1 ]; then echo "lint skipped (SKIP_LINT=1)"
 elif [ -x bin/golangci-lint ]; then bin/golangci-lint run ./...
@@ -32,8 +33,8 @@ stop_standins() { bash scripts/standins-stop.sh || true; }
 trap stop_standins EXIT
 bash scripts/standins-start.sh
 
-step "race detector on the concurrent packages (short mode)"
-go test -race -short -count=1 $(go list ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./internal/dedupredis/... ./testkit/gremlinproxy/... 2>/dev/null)
+step "race detector on the concurrent packages (short mode; the Makefile's RACE_PKGS)"
+make -s test-race
 
 step "all tests, integration tests on the stand-ins"
 # The explorer's tests load their fixture into a graph they first empty:

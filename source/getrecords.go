@@ -87,11 +87,10 @@ func escapeAggregates(o *kinesis.Options) { readPath(ProtocolJSON)(o) }
 type recordsProtocol struct {
 	smithyhttp.ClientProtocol
 	cbor bool
+	// slow counts successful GetRecords responses the fast path left to
+	// the SDK's decoder (tests read it).
+	slow atomic.Int64
 }
-
-// slowResponses counts successful GetRecords responses the fast path left
-// to the SDK's decoder (tests read it).
-var slowResponses atomic.Int64
 
 // bodies holds the buffers responses are read into.
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -186,7 +185,7 @@ func (p *recordsProtocol) DeserializeResponse(ctx context.Context, schema *smith
 	if err := decodeGetRecords(body, res); err != nil {
 		// Not the shape the fast path knows: the SDK decodes it, from the
 		// same bytes.
-		slowResponses.Add(1)
+		p.slow.Add(1)
 		*res = kinesis.GetRecordsOutput{}
 		if err := p.sdkDecode(ctx, schema, reg, resp, body, out); err != nil {
 			return err

@@ -149,13 +149,13 @@ type handoffWait struct {
 	failures int
 }
 
-// handoffRetryMax caps the pause between two handoff reads (a variable
-// so tests can make it short).
-var handoffRetryMax = 5 * time.Second
+// defaultHandoffRetryMax caps the pause between two handoff reads
+// (workerOptions.handoffRetryMax).
+const defaultHandoffRetryMax = 5 * time.Second
 
 // readHandoff calls fn (a read for child shard's handoff from parent)
 // until it succeeds, with exponential backoff (200 ms doubling to
-// handoffRetryMax), never giving up: meanwhile the shard is registered as
+// defaultHandoffRetryMax), never giving up: meanwhile the shard is registered as
 // waiting (Stats.HandoffsWaiting, HandoffBlocked: the worker is not ready)
 // and every failure is counted. It returns false when the worker is
 // stopping or this processor's lease was lost (checked every 30 s through
@@ -222,7 +222,7 @@ func (p *recordProcessor) readHandoff(child, parent string, fn func(ctx context.
 		case <-w.ctx.Done():
 		case <-w.stop.Done():
 		}
-		wait = min(2*wait, handoffRetryMax)
+		wait = min(2*wait, w.opts.handoffRetryMax)
 	}
 }
 

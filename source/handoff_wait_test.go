@@ -34,11 +34,8 @@ func (h *flakyHandoff) Get(ctx context.Context, shard string) ([]byte, bool, err
 
 func testWorker(t *testing.T, ho Handoff) (*Worker, context.CancelFunc) {
 	t.Helper()
-	old := handoffRetryMax
-	handoffRetryMax = 20 * time.Millisecond
-	t.Cleanup(func() { handoffRetryMax = old })
-	w := &Worker{cfg: Config{WorkerID: "w1", Pipeline: processor.PipelineConfig{Stats: &processor.Stats{}}},
-		log: slog.New(slog.DiscardHandler), ho: ho}
+	w := &Worker{cfg: Config{WorkerID: "w1", Pipeline: processor.PipelineConfig{Stats: &processor.Stats{}}, Stats: &Stats{}},
+		log: slog.New(slog.DiscardHandler), ho: ho, opts: workerOptions{handoffRetryMax: 20 * time.Millisecond}}
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	stop, cancel := context.WithCancel(context.Background())
 	w.stop = stop

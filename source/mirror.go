@@ -41,7 +41,8 @@ type MirrorConfig struct {
 	// Aggregate re-aggregates (KPL) the selected records of a batch that
 	// share a partition key into one Kinesis record each.
 	Aggregate bool
-	// KCL settings, as for the worker (defaults: 1 s, 10 s, 200 ms, 10000).
+	// KCL settings, as for the worker (defaults: DefaultShardSync,
+	// DefaultFailoverTime, DefaultIdleBetweenReads, DefaultMaxRecords).
 	ShardSync, FailoverTime, IdleBetweenReads time.Duration
 	MaxRecords                                int
 	FromLatest                                bool
@@ -134,7 +135,8 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) error {
 	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = awsconf.Endpoint(cfg.AWS.DynamoDBEndpoint) })
 	kw := &Worker{cfg: Config{Stream: cfg.Stream, AppName: cfg.AppName, WorkerID: cfg.WorkerID, AWS: cfg.AWS,
 		ShardSync: cfg.ShardSync, FailoverTime: cfg.FailoverTime, IdleBetweenReads: cfg.IdleBetweenReads,
-		MaxRecords: cfg.MaxRecords, FromLatest: cfg.FromLatest, Logger: cfg.Logger}.WithDefaults(), log: m.log, ddb: ddb}
+		MaxRecords: cfg.MaxRecords, FromLatest: cfg.FromLatest, Logger: cfg.Logger}.WithDefaults(), log: m.log, ddb: ddb,
+		opts: defaultWorkerOptions()}
 	m.owner = kw.leaseOwner
 	if err := kw.ensureLeaseTable(ctx); err != nil {
 		if ctx.Err() != nil {

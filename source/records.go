@@ -28,8 +28,12 @@ type recordProcessor struct {
 	// owner. v1.0.0 gives such a processor no Shutdown; it stops
 	// processing and never checkpoints.
 	lost atomic.Bool
-	// busy is held by every KCL call (ProcessRecords, Shutdown): the lease
-	// watcher abandons the shard only between them.
+	// busy is held by every KCL call (ProcessRecords, Shutdown) for its
+	// whole length, I/O included (the shard's Process, sink waits, the
+	// lease guard's read, the KCL checkpoint, handoff reads and their
+	// retries): the lease watcher abandons the shard only between calls,
+	// and only with TryLock, so only the KCL's calls on this shard ever
+	// wait for busy. Taken before Worker.mu, never after.
 	busy sync.Mutex
 	// needHandoff: the shard started without local state; its parents'
 	// handoffs (if it has parents) are loaded before its first record.
@@ -43,12 +47,14 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 		seq = *in.ExtendedSequenceNumber.SequenceNumber
 	}
 	w.mu.Lock()
-	if old := w.mu.shards[in.ShardId]; old != nil {
+	old := w.mu.shards[in.ShardId]
+	w.mu.Unlock()
+	if old != nil {
 		// The KCL gives a lost lease's processor no Shutdown: stop the
-		// stale pipeline now; Start below decides on the local state.
+		// stale pipeline now (waiting for its drain goroutine, so not
+		// under w.mu); Start below decides on the local state.
 		old.Abandon()
 	}
-	w.mu.Unlock()
 	s, err := processor.NewShard(in.ShardId, w.db, w.cfg.Sink, w.cfg.Pipeline)
 	if err == nil {
 		err = s.Start(w.ctx, seq)
@@ -61,7 +67,7 @@ func (p *recordProcessor) Initialize(in *kcl.InitializationInput) {
 	w.mu.shards[in.ShardId] = s
 	w.mu.procs[in.ShardId] = p
 	w.mu.Unlock()
-	w.Stats().ShardStarted(in.ShardId, time.Now())
+	w.Stats().shardStarted(in.ShardId, time.Now())
 	p.s = s
 	p.needHandoff = !s.Resumed()
 	w.log.Info("shard started", "shard", in.ShardId, "kcl_checkpoint", seq)
@@ -89,7 +95,7 @@ func (p *recordProcessor) ProcessRecords(in *kcl.ProcessRecordsInput) {
 	// batch with more records pending, which would advance the watermark
 	// to processing time while the shard is still catching up.
 	caughtUp := in.MillisBehindLatest == 0 && len(in.Records) == 0
-	p.w.Stats().ObserveRead(p.s.ID(), in.MillisBehindLatest, len(p.recs), time.Now())
+	p.w.Stats().observeRead(p.s.ID(), in.MillisBehindLatest, len(p.recs), time.Now())
 	if err := p.s.Process(p.w.ctx, p.recs, caughtUp); err != nil {
 		if p.w.ctx.Err() == nil {
 			p.w.fatal(err)
@@ -113,7 +119,7 @@ func (p *recordProcessor) checkpoint(c kcl.IRecordProcessorCheckpointer) {
 		p.s.CheckpointNotWritten()
 		return
 	}
-	p.w.Stats().ObserveCheckpoint(p.s.ID(), time.Now())
+	p.w.Stats().observeCheckpoint(p.s.ID(), time.Now())
 }
 
 func (p *recordProcessor) Shutdown(in *kcl.ShutdownInput) {

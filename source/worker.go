@@ -21,6 +21,20 @@ import (
 	kworker "github.com/vmware/vmware-go-kcl-v2/clientlibrary/worker"
 )
 
+// Defaults of [Config] and [MirrorConfig]; the run and mirror commands'
+// flags default to them.
+const (
+	// DefaultShardSync: the KCL's own default, 60 s, takes a shard per minute.
+	DefaultShardSync        = time.Second
+	DefaultFailoverTime     = 10 * time.Second
+	DefaultIdleBetweenReads = 200 * time.Millisecond
+	// MaxRecordsLimit is Kinesis's most records per GetRecords call, and
+	// the default.
+	MaxRecordsLimit      = 10000
+	DefaultMaxRecords    = MaxRecordsLimit
+	DefaultShutdownGrace = 20 * time.Second
+)
+
 // Config configures a [Worker]: one KCL worker per process, one Pebble DB
 // in DataDir, one [processor.Shard] per leased shard.
 type Config struct {
@@ -35,23 +49,26 @@ type Config struct {
 	Pipeline processor.PipelineConfig
 	// Sink receives sealed windows (required).
 	Sink sink.Writer
-	// ShardSync is how often the worker looks for shards and leases (default 1 s;
-	// the KCL's own default, 60 s, takes a shard per minute).
+	// ShardSync is how often the worker looks for shards and leases
+	// (default DefaultShardSync).
 	ShardSync time.Duration
-	// FailoverTime is how long a lease lives without renewal (default 10 s).
+	// FailoverTime is how long a lease lives without renewal (default
+	// DefaultFailoverTime).
 	FailoverTime time.Duration
 	// LeaseStealing lets a worker take leases from busier workers (default off).
 	LeaseStealing bool
-	// IdleBetweenReads is the pause after an empty GetRecords (default 200 ms).
+	// IdleBetweenReads is the pause after an empty GetRecords (default
+	// DefaultIdleBetweenReads).
 	IdleBetweenReads time.Duration
-	// MaxRecords per GetRecords call (default 10000).
+	// MaxRecords per GetRecords call (default DefaultMaxRecords).
 	MaxRecords int
 	// KinesisProtocol is the wire format of the KCL's GetRecords calls
 	// (default DefaultKinesisProtocol; getrecords.go).
 	KinesisProtocol KinesisProtocol
 	// MaxLeases caps the shards this worker holds (default: no cap).
 	MaxLeases int
-	// ShutdownGrace bounds the drain of a graceful shutdown (default 20 s).
+	// ShutdownGrace bounds the drain of a graceful shutdown (default
+	// DefaultShutdownGrace).
 	ShutdownGrace time.Duration
 	// FromLatest starts shards without checkpoint at LATEST instead of TRIM_HORIZON.
 	FromLatest bool
@@ -65,6 +82,9 @@ type Config struct {
 	// 72 h). Ignored when Pipeline.RunStore.Store is set already.
 	RunStoreTable string
 	Logger        *slog.Logger
+	// Stats receives the KCL side's counters (default: new); the
+	// pipeline's are Pipeline.Stats.
+	Stats *Stats
 }
 
 // WithDefaults fills zero fields.
@@ -78,25 +98,28 @@ func (c Config) WithDefaults() Config {
 		c.WorkerID = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
 	if c.ShardSync == 0 {
-		c.ShardSync = time.Second
+		c.ShardSync = DefaultShardSync
 	}
 	if c.FailoverTime == 0 {
-		c.FailoverTime = 10 * time.Second
+		c.FailoverTime = DefaultFailoverTime
 	}
 	if c.IdleBetweenReads == 0 {
-		c.IdleBetweenReads = 200 * time.Millisecond
+		c.IdleBetweenReads = DefaultIdleBetweenReads
 	}
 	if c.MaxRecords == 0 {
-		c.MaxRecords = 10000
+		c.MaxRecords = DefaultMaxRecords
 	}
 	if c.KinesisProtocol == "" {
 		c.KinesisProtocol = DefaultKinesisProtocol
 	}
 	if c.ShutdownGrace == 0 {
-		c.ShutdownGrace = 20 * time.Second
+		c.ShutdownGrace = DefaultShutdownGrace
 	}
 	if c.Logger == nil {
 		c.Logger = c.Pipeline.Logger
+	}
+	if c.Stats == nil {
+		c.Stats = &Stats{}
 	}
 	return c
 }
@@ -122,8 +145,8 @@ func (c Config) Validate() error {
 	if c.MaxLeases < 0 {
 		errs = append(errs, fmt.Errorf("%w: MaxLeases %d must be >= 0 (0: no cap)", processor.ErrConfig, c.MaxLeases))
 	}
-	if c.MaxRecords < 1 || c.MaxRecords > 10000 {
-		errs = append(errs, fmt.Errorf("%w: MaxRecords %d must be in 1..10000 (the Kinesis limit)", processor.ErrConfig, c.MaxRecords))
+	if c.MaxRecords < 1 || c.MaxRecords > MaxRecordsLimit {
+		errs = append(errs, fmt.Errorf("%w: MaxRecords %d must be in 1..%d (the Kinesis limit)", processor.ErrConfig, c.MaxRecords, MaxRecordsLimit))
 	}
 	if err := c.KinesisProtocol.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %w", processor.ErrConfig, err))
@@ -157,6 +180,10 @@ type Worker struct {
 
 	stop context.Context // Run's ctx: done when a graceful stop begins
 
+	// mu guards the maps below and nothing else: it is never held across
+	// I/O, a KCL call or a wait (a shard's Close or Abandon waits for its
+	// drain goroutine: called after mu is released). Lock order:
+	// recordProcessor.busy, then mu.
 	mu struct {
 		sync.Mutex
 		shards map[string]*processor.Shard
@@ -166,6 +193,17 @@ type Worker struct {
 	}
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	opts   workerOptions
+}
+
+// workerOptions are the worker's internal sizes, fixed in production and
+// shortened by tests (set on the Worker before Run).
+type workerOptions struct {
+	handoffRetryMax time.Duration // cap of the pause between two handoff reads
+}
+
+func defaultWorkerOptions() workerOptions {
+	return workerOptions{handoffRetryMax: defaultHandoffRetryMax}
 }
 
 // NewWorker validates cfg and returns a worker; Run starts it.
@@ -174,14 +212,26 @@ func NewWorker(cfg Config) (*Worker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, log: cfg.Logger.With("worker", cfg.WorkerID)}
+	w := &Worker{cfg: cfg, log: cfg.Logger.With("worker", cfg.WorkerID), opts: defaultWorkerOptions()}
 	w.mu.shards = map[string]*processor.Shard{}
 	w.mu.procs = map[string]*recordProcessor{}
 	return w, nil
 }
 
-// Stats returns the worker's counters.
-func (w *Worker) Stats() *processor.Stats { return w.cfg.Pipeline.Stats }
+// Stats returns the KCL side's counters.
+func (w *Worker) Stats() *Stats { return w.cfg.Stats }
+
+// PipelineStats returns the counters of the worker's shards.
+func (w *Worker) PipelineStats() *processor.Stats { return w.cfg.Pipeline.Stats }
+
+// Snapshot returns the counters of both by name, for logs and tests.
+func (w *Worker) Snapshot() map[string]int64 {
+	m := w.PipelineStats().Snapshot()
+	for k, v := range w.Stats().Snapshot() {
+		m[k] = v
+	}
+	return m
+}
 
 // Run opens the Pebble DB, starts the KCL worker and blocks until ctx ends
 // (graceful shutdown: shards seal their windows, drain within
@@ -277,7 +327,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.log.Info("KCL worker started", "stream", w.cfg.Stream, "app", w.cfg.AppName,
 		"failover", w.cfg.FailoverTime, "shard_sync", w.cfg.ShardSync)
-	w.Stats().SetRunning(true)
+	w.Stats().setRunning(true)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go w.watchLeases(watchCtx, max(w.cfg.FailoverTime/2, 250*time.Millisecond))
@@ -286,7 +336,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.log.Info("shutdown requested: flushing shards")
 	case <-w.ctx.Done():
 	}
-	w.Stats().SetRunning(false)
+	w.Stats().setRunning(false)
 	// REQUESTED shutdown of every shard consumer; kw.Shutdown waits for
 	// them. A consumer blocked on a sink that never answers would hang it:
 	// bound the wait (Pebble state is consistent at every barrier, so
@@ -299,13 +349,19 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.log.Error("KCL shutdown did not finish in time; exiting without it", "waited", w.cfg.ShutdownGrace+5*time.Second)
 		w.cancel(errors.New("source: shutdown timed out"))
 	}
+	// Forget the shards under w.mu, close them (each waits for its drain
+	// goroutine) without it.
 	w.mu.Lock()
+	held := make([]*processor.Shard, 0, len(w.mu.shards))
 	for id, s := range w.mu.shards {
-		s.Close()
+		held = append(held, s)
 		delete(w.mu.shards, id)
 		delete(w.mu.procs, id)
 	}
 	w.mu.Unlock()
+	for _, s := range held {
+		s.Close()
+	}
 	if cause := context.Cause(w.ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
 	}
@@ -322,7 +378,7 @@ func (w *Worker) fatal(err error) {
 // Shards returns the shards this worker holds, sorted by id. Safe for
 // concurrent use; it takes Worker.mu, then each shard's drainer lock, never
 // both.
-func (w *Worker) Shards() []processor.ShardStatus {
+func (w *Worker) Shards() []ShardStatus {
 	w.mu.Lock()
 	held := make([]*processor.Shard, 0, len(w.mu.shards))
 	for _, s := range w.mu.shards {
@@ -330,9 +386,9 @@ func (w *Worker) Shards() []processor.ShardStatus {
 	}
 	w.mu.Unlock()
 	sort.Slice(held, func(i, j int) bool { return held[i].ID() < held[j].ID() })
-	out := make([]processor.ShardStatus, 0, len(held))
+	out := make([]ShardStatus, 0, len(held))
 	for _, s := range held {
-		out = append(out, s.Status())
+		out = append(out, w.Stats().status(s))
 	}
 	return out
 }

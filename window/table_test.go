@@ -19,6 +19,7 @@ func tableContent(t *Table) map[Key]Props {
 // AddVertex calls on a few vertices gives the entries that AddVertex with
 // v.Props = MakeProps(ps...) alone gives, read between calls too.
 func TestAddVertexPropsMatchesAddVertex(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	prop := func() lineage.Prop {
 		k := r.IntN(6)

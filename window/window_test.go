@@ -18,6 +18,7 @@ func ms(s string) int64 {
 }
 
 func TestBucketBoundaries(t *testing.T) {
+	t.Parallel()
 	c := Config{}.WithDefaults()
 	tests := []struct {
 		name string
@@ -45,6 +46,7 @@ func TestBucketBoundaries(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		c    Config
@@ -70,6 +72,7 @@ type clock struct{ now time.Time }
 func (c *clock) Now() time.Time { return c.now }
 
 func TestWatermarkSealAndLateness(t *testing.T) {
+	t.Parallel()
 	c := Config{Size: 10 * time.Second, Lateness: time.Second}
 	base := ms("2024-01-01T00:00:00Z")
 	steps := []struct {
@@ -105,6 +108,7 @@ func TestWatermarkSealAndLateness(t *testing.T) {
 }
 
 func TestWatermarkIdleAdvance(t *testing.T) {
+	t.Parallel()
 	c := Config{Size: 10 * time.Second, Lateness: 500 * time.Millisecond}
 	base := ms("2024-01-01T00:00:00Z")
 	clk := &clock{now: time.UnixMilli(base + 4000)}
@@ -133,6 +137,7 @@ func TestWatermarkIdleAdvance(t *testing.T) {
 }
 
 func TestTableCollapses(t *testing.T) {
+	t.Parallel()
 	tb := NewTable()
 	tb.AddEdge(0, "DERIVES", "a", "b", 5, 9, "r1")
 	tb.AddEdge(0, "DERIVES", "a", "b", 3, 9, "r2")
@@ -155,6 +160,7 @@ func TestTableCollapses(t *testing.T) {
 }
 
 func TestCodecRoundTripAndMerger(t *testing.T) {
+	t.Parallel()
 	entries := []Entry{
 		{Kind: KindEdge, Label: "DERIVES", Out: "dataset:2:ns/a", In: "dataset:2:ns/b", Props: Props{First: -5, Last: 1 << 40, RunID: "r"}},
 		{Kind: KindVertex, Label: "Dataset", Out: "dataset:1:ß/\"x|y", Props: Props{Namespace: "ß", Name: "\"x|y"}},
@@ -226,6 +232,7 @@ func lineageVertex(id string) lineage.Vertex {
 
 // StoreKey and Entry.Edge must give exactly lineage's window keys and edge ids.
 func TestStoreKeyAndEdgeIDMatchLineage(t *testing.T) {
+	t.Parallel()
 	long := string(make([]byte, 700)) // longer than the stack buffer
 	cases := []struct{ label, out, in string }{
 		{"DERIVES", "dataset:2:ns/a", "dataset:2:ns/b"},
@@ -256,6 +263,7 @@ func TestStoreKeyAndEdgeIDMatchLineage(t *testing.T) {
 // table and in the merger by lineage.Props rules, and an edge value
 // written before they existed still decodes (no properties).
 func TestEdgePropsRoundTripAndMerge(t *testing.T) {
+	t.Parallel()
 	p1 := lineage.MakeProps(lineage.StrLWW(lineage.PropTransformationType, "DIRECT/IDENTITY", 10))
 	p2 := lineage.MakeProps(lineage.StrLWW(lineage.PropTransformationType, "DIRECT/AGGREGATION", 20),
 		lineage.StrLWW(lineage.PropTransformationDescription, "sum(x)", 20))

@@ -13,10 +13,6 @@ import (
 	"github.com/lineageflow/lineageflow/processor"
 )
 
-func init() {
-	register(command{name: "deadletters", summary: "list the dead letters in a (stopped) worker's data dir", run: deadLetters})
-}
-
 func deadLetters(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("deadletters", flag.ContinueOnError)
 	dataDir := fs.String("data-dir", "", "the worker's data directory (the worker must be stopped)")

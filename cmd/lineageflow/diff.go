@@ -15,10 +15,6 @@ import (
 	"github.com/lineageflow/lineageflow/verify"
 )
 
-func init() {
-	register(command{name: "diff", summary: "compare two live graphs (production and canary): missing, extra, different, divergence ratio", run: runDiff})
-}
-
 // DefaultDivergenceThreshold is 0.001%, the design's rollback threshold.
 const DefaultDivergenceThreshold = 0.00001
 

@@ -13,10 +13,6 @@ import (
 	"github.com/lineageflow/lineageflow/internal/gen"
 )
 
-func init() {
-	register(command{name: "gen", summary: "write a deterministic generated workload as NDJSON", run: runGen})
-}
-
 // genFlags declares the generator's knobs on fs; gen and replay share them.
 func genFlags(fs *flag.FlagSet, prefix string) func() gen.Config {
 	seed := fs.Int64(prefix+"seed", 1, "generator seed: the same seed gives the same bytes")

@@ -12,17 +12,30 @@ import (
 	"syscall"
 )
 
-// command is one subcommand. Each lives in its own file and registers
-// itself in init.
+// command is one subcommand. Each lives in its own file.
 type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string) error
 }
 
-var commands = map[string]command{}
-
-func register(c command) { commands[c.name] = c }
+// commands returns the subcommands by name.
+func commands() map[string]command {
+	m := map[string]command{}
+	for _, c := range []command{
+		{name: "deadletters", summary: "list the dead letters in a (stopped) worker's data dir", run: deadLetters},
+		{name: "diff", summary: "compare two live graphs (production and canary): missing, extra, different, divergence ratio", run: runDiff},
+		{name: "gen", summary: "write a deterministic generated workload as NDJSON", run: runGen},
+		{name: "mirror", summary: "put a deterministic share of a stream on a canary stream (its own KCL application)", run: runMirror},
+		{name: "replay", summary: "put NDJSON files or generated events on a Kinesis stream (creates it if missing)", run: runReplay},
+		{name: "run", summary: "run a worker: Kinesis (KCL) -> windows (Pebble) -> graph", run: runWorker},
+		{name: "serve", summary: "serve the lineage explorer (web UI, Marquez-compatible API) over the graph", run: runServe},
+		{name: "verify", summary: "compare the live graph with the graph the input must give", run: runVerify},
+	} {
+		m[c.name] = c
+	}
+	return m
+}
 
 func main() {
 	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
@@ -32,7 +45,7 @@ func main() {
 		}
 		return
 	}
-	c, ok := commands[os.Args[1]]
+	c, ok := commands()[os.Args[1]]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "lineageflow: unknown command %q\n\n", os.Args[1])
 		usage()
@@ -71,13 +84,14 @@ Usage:
 
 Commands:
 `)
-	names := make([]string, 0, len(commands))
-	for n := range commands {
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, commands[n].summary)
+		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprint(os.Stderr, `
 Every flag can also be set by an environment variable (LINEAGEFLOW_ + the

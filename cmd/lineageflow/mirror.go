@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -15,10 +14,6 @@ import (
 	"github.com/lineageflow/lineageflow/ops/httpserver"
 	"github.com/lineageflow/lineageflow/source"
 )
-
-func init() {
-	register(command{name: "mirror", summary: "put a deterministic share of a stream on a canary stream (its own KCL application)", run: runMirror})
-}
 
 func runMirror(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("mirror", flag.ContinueOnError)
@@ -34,10 +29,10 @@ func runMirror(ctx context.Context, args []string) error {
 		ddbEP      = fs.String("dynamodb-endpoint", "", "DynamoDB endpoint URL override")
 		accessKey  = fs.String("access-key-id", "", "static AWS access key id (stand-ins); empty: the SDK default chain")
 		secretKey  = fs.String("secret-access-key", "", "static AWS secret access key")
-		failover   = fs.Duration("failover-time", 10*time.Second, "lease lifetime without renewal")
-		shardSync  = fs.Duration("shard-sync", time.Second, "shard/lease sync interval")
-		idleReads  = fs.Duration("idle-between-reads", 200*time.Millisecond, "pause after an empty GetRecords")
-		maxRecords = fs.Int("max-records", 10000, "records per GetRecords call (1..10000)")
+		failover   = fs.Duration("failover-time", source.DefaultFailoverTime, "lease lifetime without renewal")
+		shardSync  = fs.Duration("shard-sync", source.DefaultShardSync, "shard/lease sync interval")
+		idleReads  = fs.Duration("idle-between-reads", source.DefaultIdleBetweenReads, "pause after an empty GetRecords")
+		maxRecords = fs.Int("max-records", source.DefaultMaxRecords, "records per GetRecords call (1..10000)")
 		fromLatest = fs.Bool("from-latest", false, "start shards without a checkpoint at LATEST (default TRIM_HORIZON)")
 		httpAddr   = fs.String("http-addr", ":9091", "listen address of /metrics, /healthz and /readyz (empty: none)")
 		logFormat  = fs.String("log-format", "text", "log format: json or text")

@@ -14,10 +14,6 @@ import (
 	"github.com/lineageflow/lineageflow/internal/replay"
 )
 
-func init() {
-	register(command{name: "replay", summary: "put NDJSON files or generated events on a Kinesis stream (creates it if missing)", run: runReplay})
-}
-
 func runReplay(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	stream := fs.String("stream", "", "Kinesis stream name (required)")

@@ -25,10 +25,6 @@ import (
 	"github.com/lineageflow/lineageflow/window"
 )
 
-func init() {
-	register(command{name: "run", summary: "run a worker: Kinesis (KCL) -> windows (Pebble) -> graph", run: runWorker})
-}
-
 func runWorker(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var (
@@ -65,13 +61,13 @@ func runWorker(ctx context.Context, args []string) error {
 		maxKeys     = fs.Int("max-open-keys", processor.DefaultMaxOpenKeys, "in-memory window keys between barriers (a barrier is forced beyond)")
 		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | shadow (compute and count what a gremlin sink would send, write nothing) | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
 		leaseSteal  = fs.Bool("lease-stealing", false, "take leases from busier workers")
-		failover    = fs.Duration("failover-time", 10*time.Second, "lease lifetime without renewal")
-		shardSync   = fs.Duration("shard-sync", time.Second, "shard/lease sync interval (the KCL takes at most one new lease per sync)")
+		failover    = fs.Duration("failover-time", source.DefaultFailoverTime, "lease lifetime without renewal")
+		shardSync   = fs.Duration("shard-sync", source.DefaultShardSync, "shard/lease sync interval (the KCL takes at most one new lease per sync)")
 		maxLeases   = fs.Int("max-leases", 0, "most shards this worker holds (0: no cap)")
-		idleReads   = fs.Duration("idle-between-reads", 200*time.Millisecond, "pause after an empty GetRecords")
-		maxRecords  = fs.Int("max-records", 10000, "records per GetRecords call (1..10000); against kinesalite, which does not cap a response at 10 MB as Kinesis does, use about 2500 (the KCL sleeps 1 s per 2 MB read)")
+		idleReads   = fs.Duration("idle-between-reads", source.DefaultIdleBetweenReads, "pause after an empty GetRecords")
+		maxRecords  = fs.Int("max-records", source.DefaultMaxRecords, "records per GetRecords call (1..10000); against kinesalite, which does not cap a response at 10 MB as Kinesis does, use about 2500 (the KCL sleeps 1 s per 2 MB read)")
 		kinProto    = fs.String("kinesis-protocol", string(source.DefaultKinesisProtocol), "wire format of GetRecords: cbor (application/x-amz-cbor-1.1: record data as raw bytes, no base64; kinesalite still sends base64 text) or json (application/x-amz-json-1.1)")
-		grace       = fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM: how long shards may take to seal, drain and checkpoint")
+		grace       = fs.Duration("shutdown-grace", source.DefaultShutdownGrace, "on SIGTERM: how long shards may take to seal, drain and checkpoint")
 		fromLatest  = fs.Bool("from-latest", false, "start shards without a checkpoint at LATEST (default TRIM_HORIZON)")
 		logFormat   = fs.String("log-format", "text", "log format: json or text")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -158,10 +154,10 @@ func runWorker(ctx context.Context, args []string) error {
 	if *statsPeriod > 0 {
 		stop := make(chan struct{})
 		defer close(stop)
-		go logStats(wk.Stats(), logger, *statsPeriod, stop)
+		go logStats(wk, logger, *statsPeriod, stop)
 	}
 	err = wk.Run(ctx)
-	logStatsOnce(wk.Stats(), logger)
+	logStatsOnce(wk, logger)
 	if err == nil {
 		logger.Info("worker stopped cleanly")
 	}
@@ -204,7 +200,7 @@ func newLogger(format, level string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("-log-format %q: use json or text", format)
 }
 
-func logStats(st *processor.Stats, l *slog.Logger, every time.Duration, stop chan struct{}) {
+func logStats(wk *source.Worker, l *slog.Logger, every time.Duration, stop chan struct{}) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -212,14 +208,14 @@ func logStats(st *processor.Stats, l *slog.Logger, every time.Duration, stop cha
 		case <-stop:
 			return
 		case <-t.C:
-			logStatsOnce(st, l)
+			logStatsOnce(wk, l)
 		}
 	}
 }
 
-func logStatsOnce(st *processor.Stats, l *slog.Logger) {
-	args := []any{"backpressured", st.IsBackPressured()}
-	for k, v := range st.Snapshot() {
+func logStatsOnce(wk *source.Worker, l *slog.Logger) {
+	args := []any{"backpressured", wk.PipelineStats().IsBackPressured()}
+	for k, v := range wk.Snapshot() {
 		args = append(args, k, v)
 	}
 	l.Info("stats", args...)

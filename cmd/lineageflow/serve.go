@@ -14,10 +14,6 @@ import (
 	"github.com/lineageflow/lineageflow/internal/cli"
 )
 
-func init() {
-	register(command{name: "serve", summary: "serve the lineage explorer (web UI, Marquez-compatible API) over the graph", run: runServe})
-}
-
 func runServe(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var (

@@ -17,10 +17,6 @@ import (
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
-func init() {
-	register(command{name: "verify", summary: "compare the live graph with the graph the input must give", run: runVerify})
-}
-
 // verifyOptions are verify's flags.
 type verifyOptions struct {
 	endpoint, policy, runs *string

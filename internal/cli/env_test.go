@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseEnvFallback(t *testing.T) {
+	// Not parallel: t.Setenv changes the process's environment.
 	t.Setenv("LINEAGEFLOW_SHARD_COUNT", "7")
 	t.Setenv("LINEAGEFLOW_STREAM", "from-env")
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
@@ -21,6 +22,7 @@ func TestParseEnvFallback(t *testing.T) {
 }
 
 func TestParseBadEnvNamesVariable(t *testing.T) {
+	// Not parallel: t.Setenv changes the process's environment.
 	t.Setenv("LINEAGEFLOW_SHARD_COUNT", "many")
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.Int("shard-count", 1, "")

@@ -8,6 +8,7 @@ import (
 var errTest = errors.New("test: corrupt")
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	var b []byte
 	b = append(b, 7)
 	b = AppendString(b, "héllo")

@@ -12,6 +12,7 @@ import (
 )
 
 func TestDeterministicBySeed(t *testing.T) {
+	t.Parallel()
 	c := Config{Seed: 42, Events: 2000}
 	a, b := Generate(c), Generate(c)
 	if len(a) != len(b) {
@@ -55,6 +56,7 @@ type olEvent struct {
 }
 
 func TestRecords(t *testing.T) {
+	t.Parallel()
 	c := Config{Seed: 7, Events: 6000, MalformedShare: 0.02}.WithDefaults()
 	recs := Generate(c)
 	if n := len(recs); n < c.Events*9/10 || n > c.Events*11/10 {
@@ -184,6 +186,7 @@ func TestRecords(t *testing.T) {
 }
 
 func TestStreamStopsAtEmitError(t *testing.T) {
+	t.Parallel()
 	stop := errors.New("stop")
 	n := 0
 	err := Stream(Config{Seed: 1, Events: 1000}, func(Record) error {
@@ -199,6 +202,7 @@ func TestStreamStopsAtEmitError(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
+	t.Parallel()
 	c := Config{DuplicateShare: -1, MalformedShare: -1}.WithDefaults()
 	if c.DuplicateShare != 0 || c.MalformedShare != 0 || c.Pipelines != 8 || c.FailShare != 0.1 || c.EventGap != 20*time.Millisecond {
 		t.Fatalf("defaults: %+v", c)
@@ -219,6 +223,7 @@ func TestConfig(t *testing.T) {
 // The generated stream must give a graph worth testing: edges of every
 // kind, ghost bait (failed runs naming outputs), and edges that repeat.
 func TestStreamGivesLineage(t *testing.T) {
+	t.Parallel()
 	recs := Generate(Config{Seed: 11, Events: 3000})
 	data := make([][]byte, len(recs))
 	for i, r := range recs {

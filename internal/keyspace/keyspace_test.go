@@ -6,6 +6,7 @@ import (
 )
 
 func TestSelectedShareAndDeterminism(t *testing.T) {
+	t.Parallel()
 	const n = 100000
 	for _, share := range []float64{0.01, 0.1, 0.5} {
 		in := 0

@@ -75,6 +75,7 @@ func aggregateAll(t testing.TB, a *Aggregator, recs []Record) ([]Aggregate, [][]
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	tests := []struct {
 		name            string
@@ -140,6 +141,7 @@ func TestRoundTrip(t *testing.T) {
 
 // TestSizeExact checks that Size and SizeWith predict the flushed size.
 func TestSizeExact(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	a := NewAggregator(MaxRecordSize)
 	for _, r := range randomRecords(rng, 500, 40, 300) {
@@ -165,6 +167,7 @@ func TestSizeExact(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	a := NewAggregator(1000)
 	big := Record{PartitionKey: "k", Data: make([]byte, 1000)}
 	if a.Fits(big) || a.Add(big) {
@@ -192,6 +195,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestRefused(t *testing.T) {
+	t.Parallel()
 	good := Marshal([]Record{{PartitionKey: "a", Data: []byte("hello")}, {PartitionKey: "b", Data: []byte("world")}})
 	resum := func(b []byte) []byte {
 		b = bytes.Clone(b)
@@ -285,6 +289,7 @@ func kclDeaggregate(data []byte, pk string) (out []Record, err error) {
 // aggregated records into the same user records, with their own partition
 // keys, and passes plain records through.
 func TestKCLDeaggregates(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	recs := randomRecords(rng, 3000, 200, 3000)
 	for i := range recs {

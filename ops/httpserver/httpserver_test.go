@@ -39,6 +39,7 @@ type state struct {
 func (s *state) lock() func() { s.mu.Lock(); return s.mu.Unlock }
 
 func TestReadyzFlipsWithState(t *testing.T) {
+	t.Parallel()
 	s := &state{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), stats: sink.Stats{Retries: map[sink.Code]uint64{}}}
 	rd := &Readiness{
 		Running:       func() bool { defer s.lock()(); return s.running },
@@ -108,6 +109,7 @@ func TestReadyzFlipsWithState(t *testing.T) {
 }
 
 func TestIsConnectionError(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -130,6 +132,7 @@ func TestIsConnectionError(t *testing.T) {
 }
 
 func TestServerStopsWithContext(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := Start(ctx, Config{Addr: "127.0.0.1:0", Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "lineage_x 1\n")
@@ -172,6 +175,7 @@ func TestServerStopsWithContext(t *testing.T) {
 // TestReadyzSaysSharedDedupDegraded: Redis down does not make the worker
 // unready (ingestion goes on with the local tier) but /readyz says so.
 func TestReadyzSaysSharedDedupDegraded(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var dedupErr error
 	rd := &Readiness{Running: func() bool { return true }, Leases: func() int { return 1 },
@@ -193,6 +197,7 @@ func TestReadyzSaysSharedDedupDegraded(t *testing.T) {
 // makes the worker not ready, and /readyz says why; ready again once it
 // starts.
 func TestReadyzBlockedShard(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	blocked := errors.New("handoff unreadable, retrying: shard shardId-000000000001 waiting for the handoff of parent shardId-000000000000")
 	rd := &Readiness{Running: func() bool { return true }, Leases: func() int { return 1 },

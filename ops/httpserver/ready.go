@@ -29,7 +29,7 @@ import (
 // concurrent use.
 type Readiness struct {
 	// Running reports whether the worker is started and not stopping
-	// (source.Worker.Running). Nil: not ready.
+	// ([source.Worker.Running]). Nil: not ready.
 	Running func() bool
 	// Leases returns the number of leases held (for the message only).
 	Leases func() int

@@ -1,7 +1,7 @@
 // Package metrics exports the worker's counters to Prometheus (prefix
 // lineage_). Almost everything is read at scrape time from what the
-// processor and the sink already count ([processor.Stats],
-// source.Worker.Shards, [sink.Neptune.Stats]): no second set of
+// processor, the KCL worker and the sink already count ([processor.Stats],
+// [source.Stats], [source.Worker.Shards], [sink.Neptune.Stats]): no second set of
 // counters, no cost on the record path. The only things measured here are
 // per sink batch, by [Exporter.WrapSink]: its latency and the vertices and
 // edges it made true in the graph.
@@ -24,14 +24,17 @@ import (
 
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/source"
 )
 
 // Worker is what the exporter reads of a running worker
-// (*source.Worker implements it).
+// ([*source.Worker] implements it): the pipeline's counters, the KCL
+// side's, and the shards it holds.
 type Worker interface {
-	Stats() *processor.Stats
+	PipelineStats() *processor.Stats
+	Stats() *source.Stats
 	Running() bool
-	Shards() []processor.ShardStatus
+	Shards() []source.ShardStatus
 }
 
 // SinkStats is implemented by sinks that count their requests and retries
@@ -285,7 +288,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descBackpress, 0)
 		return
 	}
-	st := w.Stats()
+	st, src := w.PipelineStats(), w.Stats()
 	counter(descRecords, float64(st.Records.Load()))
 	counter(descSkipped, float64(st.Skipped.Load()))
 	events := st.Events.Load()
@@ -312,12 +315,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for name, n := range st.Budget.Map() {
 		counter(descBudget, float64(n), name)
 	}
-	counter(descCkpt, float64(st.Checkpoints.Load()))
-	counter(descLeasesLost, float64(st.LeasesLost.Load()))
+	counter(descCkpt, float64(src.Checkpoints.Load()))
+	counter(descLeasesLost, float64(src.LeasesLost.Load()))
 	counter(descHandedOff, float64(st.RunsHandedOff.Load()))
 	counter(descHandedIn, float64(st.RunsHandedIn.Load()))
 	counter(descHandoffExp, float64(st.HandoffRunsExpired.Load()))
-	counter(descHandoffMis, float64(st.HandoffsMissing.Load()))
+	counter(descHandoffMis, float64(src.HandoffsMissing.Load()))
 	counter(descRSReads, float64(st.RunStoreReads.Load()))
 	counter(descRSHits, float64(st.RunStoreHits.Load()))
 	counter(descRSWrites, float64(st.RunStoreWrites.Load()))
@@ -325,8 +328,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		time.Duration(st.RunStoreReadNanos.Load()).Seconds(), nil)
 	ch <- prometheus.MustNewConstSummary(descRSWriteDur, uint64(st.RunStoreWriteCalls.Load()),
 		time.Duration(st.RunStoreWriteNanos.Load()).Seconds(), nil)
-	gauge(descHOWait, float64(st.HandoffsWaiting.Load()))
-	counter(descHOFail, float64(st.HandoffReadFails.Load()))
+	gauge(descHOWait, float64(src.HandoffsWaiting.Load()))
+	counter(descHOFail, float64(src.HandoffReadFails.Load()))
 	counter(descSinkErrs, float64(st.SinkErrors.Load()))
 	counter(descOutboxAck, float64(st.OutboxAcked.Load()))
 	ratio := 0.0

@@ -21,29 +21,32 @@ import (
 	"github.com/lineageflow/lineageflow/ops/metrics"
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/source"
 )
 
 // fakeWorker is a worker whose pipeline counters are real (a processor.Shard
 // ran the records) and whose KCL side (running, leases, lag) the test sets.
 type fakeWorker struct {
 	st      *processor.Stats
+	src     source.Stats
 	mu      sync.Mutex
 	running bool
-	shards  []processor.ShardStatus
+	shards  []source.ShardStatus
 }
 
-func (f *fakeWorker) Stats() *processor.Stats { return f.st }
+func (f *fakeWorker) PipelineStats() *processor.Stats { return f.st }
+func (f *fakeWorker) Stats() *source.Stats            { return &f.src }
 func (f *fakeWorker) Running() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.running
 }
-func (f *fakeWorker) Shards() []processor.ShardStatus {
+func (f *fakeWorker) Shards() []source.ShardStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]processor.ShardStatus(nil), f.shards...)
+	return append([]source.ShardStatus(nil), f.shards...)
 }
-func (f *fakeWorker) set(running bool, shards ...processor.ShardStatus) {
+func (f *fakeWorker) set(running bool, shards ...source.ShardStatus) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.running, f.shards = running, shards
@@ -198,10 +201,15 @@ func TestMetricsFromPipeline(t *testing.T) {
 	st := &processor.Stats{}
 	exp, mem := runPipeline(t, mx, st)
 	w := &fakeWorker{st: st}
+	w.src.Checkpoints.Store(11)
+	w.src.LeasesLost.Store(2)
+	w.src.HandoffsMissing.Store(3)
+	w.src.HandoffsWaiting.Store(1)
+	w.src.HandoffReadFails.Store(5)
 	w.set(true,
-		processor.ShardStatus{ID: "shardId-000000000000", MillisBehindLatest: 1500, OutboxDepth: 3, Backpressured: true,
+		source.ShardStatus{ID: "shardId-000000000000", MillisBehindLatest: 1500, OutboxDepth: 3, Backpressured: true,
 			LastCheckpoint: now.Add(-50 * time.Second), Uncheckpointed: now.Add(-42 * time.Second), Since: now.Add(-time.Hour)},
-		processor.ShardStatus{ID: "shardId-000000000001", MillisBehindLatest: -1, Since: now.Add(-5 * time.Second)})
+		source.ShardStatus{ID: "shardId-000000000001", MillisBehindLatest: -1, Since: now.Add(-5 * time.Second)})
 	mx.SetWorker(w)
 	srv := httptest.NewServer(httpserver.Handler(httpserver.Config{Metrics: mx.Handler()}))
 	defer srv.Close()
@@ -230,6 +238,12 @@ func TestMetricsFromPipeline(t *testing.T) {
 	}
 	must("lineage_records_read_total", float64(exp.records))
 	must("lineage_duplicates_detected_total", float64(exp.duplicates))
+	// The KCL side's figures come from source.Stats.
+	must("lineage_checkpoints_total", 11)
+	must("lineage_leases_lost_total", 2)
+	must("lineage_handoffs_missing_total", 3)
+	must("lineage_handoffs_waiting", 1)
+	must("lineage_handoff_read_failures_total", 5)
 	must("lineage_events_decoded_total", float64(exp.valid))
 	var invalid float64
 	for _, m := range mfs["lineage_invalid_records_total"].GetMetric() {

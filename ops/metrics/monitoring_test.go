@@ -27,6 +27,7 @@ import (
 	"github.com/lineageflow/lineageflow/ops/metrics"
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/source"
 	"github.com/lineageflow/lineageflow/verify"
 )
 
@@ -103,7 +104,7 @@ func exportedNames(t *testing.T) (samples, families map[string]bool) {
 	st := &processor.Stats{}
 	runPipeline(t, mx, st)
 	w := &fakeWorker{st: st}
-	w.set(true, processor.ShardStatus{ID: "shardId-000000000000", MillisBehindLatest: 10, OutboxDepth: 1,
+	w.set(true, source.ShardStatus{ID: "shardId-000000000000", MillisBehindLatest: 10, OutboxDepth: 1,
 		Uncheckpointed: now.Add(-time.Second), Since: now.Add(-time.Hour)})
 	mx.SetWorker(w)
 	mfs, err := mx.Registry().Gather()

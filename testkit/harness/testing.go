@@ -12,35 +12,31 @@ import (
 	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
-var (
-	buildOnce sync.Once
-	buildBin  string
-	buildErr  error
-	buildDir  string
-)
+// buildDir is the temporary directory of BuildOnce's binary, made on
+// first use.
+var buildDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "lineageflow-harness-") })
+
+// built is the binary BuildOnce returns, built on first use.
+var built = sync.OnceValues(func() (string, error) {
+	if b := os.Getenv("LINEAGEFLOW_HARNESS_BIN"); b != "" {
+		return b, nil
+	}
+	dir, err := buildDir()
+	if err != nil {
+		return "", err
+	}
+	return Build(context.Background(), testenv.RepoRoot(), dir)
+})
 
 // BuildOnce builds the binary once per process into a temporary directory
 // (removed by CleanupBuild, or left in the OS temp dir). With
 // LINEAGEFLOW_HARNESS_BIN set, that binary is used instead.
-func BuildOnce(ctx context.Context) (string, error) {
-	buildOnce.Do(func() {
-		if b := os.Getenv("LINEAGEFLOW_HARNESS_BIN"); b != "" {
-			buildBin = b
-			return
-		}
-		buildDir, buildErr = os.MkdirTemp("", "lineageflow-harness-")
-		if buildErr != nil {
-			return
-		}
-		buildBin, buildErr = Build(ctx, testenv.RepoRoot(), buildDir)
-	})
-	return buildBin, buildErr
-}
+func BuildOnce() (string, error) { return built() }
 
 // CleanupBuild removes the directory of BuildOnce (call it from TestMain).
 func CleanupBuild() {
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
+	if dir, err := buildDir(); err == nil {
+		os.RemoveAll(dir)
 	}
 }
 
@@ -64,7 +60,7 @@ func ForTest(t testing.TB, name string) *Harness {
 	testenv.Kinesis(t)
 	testenv.DynamoDB(t)
 	env, _ := StandinsEnv()
-	bin, err := BuildOnce(context.Background())
+	bin, err := BuildOnce()
 	if err != nil {
 		t.Fatal(err)
 	}

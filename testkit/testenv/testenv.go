@@ -25,10 +25,8 @@ const (
 	SecretAccessKey = "local"
 )
 
-var (
-	loadOnce sync.Once
-	fileEnv  map[string]string
-)
+// fileEnv is the stand-ins' env file, read on first use.
+var fileEnv = sync.OnceValue(load)
 
 // Kinesis returns the kinesalite endpoint (http://127.0.0.1:port).
 func Kinesis(t testing.TB) string { return need(t, "LINEAGEFLOW_KINESIS_ENDPOINT", "kinesalite") }
@@ -48,8 +46,7 @@ func Lookup(key string) (string, bool) {
 	if v := os.Getenv(key); v != "" {
 		return v, true
 	}
-	loadOnce.Do(load)
-	v, ok := fileEnv[key]
+	v, ok := fileEnv()[key]
 	return v, ok && v != ""
 }
 
@@ -89,11 +86,11 @@ func RepoRoot() string {
 	}
 }
 
-func load() {
-	fileEnv = map[string]string{}
+func load() map[string]string {
+	env := map[string]string{}
 	f, err := os.Open(EnvFile())
 	if err != nil {
-		return
+		return env
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
@@ -104,6 +101,7 @@ func load() {
 		if !ok || strings.HasPrefix(line, "#") {
 			continue
 		}
-		fileEnv[k] = strings.Trim(v, `"'`)
+		env[k] = strings.Trim(v, `"'`)
 	}
+	return env
 }

@@ -33,6 +33,7 @@ var generated = []struct {
 var golden = []string{"handwritten", "spark-pipeline"}
 
 func TestGoldenGeneratedFixtures(t *testing.T) {
+	t.Parallel()
 	for _, f := range generated {
 		t.Run(f.name, func(t *testing.T) {
 			var ndjson, tsv bytes.Buffer
@@ -48,6 +49,7 @@ func TestGoldenGeneratedFixtures(t *testing.T) {
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	for _, name := range golden {
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(testdata, name+".ndjson"))
@@ -95,6 +97,7 @@ func checkFile(t *testing.T, name string, got []byte) {
 // The hand-written fixture, checked against counts worked out by hand
 // (see docs/testdata.md), not only against its golden file.
 func TestHandwrittenByHand(t *testing.T) {
+	t.Parallel()
 	records, _, err := refmodel.LoadFixture(testdata, "handwritten")
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +132,7 @@ func TestHandwrittenByHand(t *testing.T) {
 
 // The records sidecar agrees with what the model refuses and dedups.
 func TestSparkPipelineFixture(t *testing.T) {
+	t.Parallel()
 	records, want, err := refmodel.LoadFixture(testdata, "spark-pipeline")
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +183,12 @@ func TestSparkPipelineFixture(t *testing.T) {
 // Producer retries never change the graph: dropping every Duplicate record
 // of a generated stream gives the same graph, under both policies.
 func TestDuplicatesDoNotMatter(t *testing.T) {
-	for _, seed := range []int64{1, 2, 3} {
+	t.Parallel()
+	seeds := []int64{1, 2, 3}
+	if testing.Short() {
+		seeds = seeds[:1]
+	}
+	for _, seed := range seeds {
 		recs := gen.Generate(gen.Config{Seed: seed, Events: 3000, DuplicateShare: 0.3})
 		var all, unique [][]byte
 		dups := 0
@@ -206,6 +215,7 @@ func TestDuplicatesDoNotMatter(t *testing.T) {
 
 // Every malformed kind is produced and refused.
 func TestMalformedRefused(t *testing.T) {
+	t.Parallel()
 	recs := gen.Generate(gen.Config{Seed: 5, Events: 2000, MalformedShare: 0.05})
 	kinds := map[string]int{}
 	var data [][]byte

@@ -116,6 +116,7 @@ func cat[T any](xs ...[]T) []T {
 }
 
 func TestModelRules(t *testing.T) {
+	t.Parallel()
 	const r1, r2 = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
 	weird1 := ds{Namespace: "s3://bucket", Name: "a/b"}
 	weird2 := ds{Namespace: "s3://bucket/a", Name: "b"}
@@ -319,6 +320,7 @@ func TestModelRules(t *testing.T) {
 }
 
 func TestValidity(t *testing.T) {
+	t.Parallel()
 	good := string(runEv("START", "r", 0, job, []ds{dsA}, []ds{dsB}))
 	tests := []struct {
 		name  string
@@ -379,6 +381,7 @@ func TestValidity(t *testing.T) {
 }
 
 func TestTimesInMilliseconds(t *testing.T) {
+	t.Parallel()
 	rec := []byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T02:00:00.123999+02:00","run":{"runId":"r"},"job":{"namespace":"n","name":"j"},"inputs":[{"namespace":"n","name":"a"}]}`)
 	g := Build([][]byte{rec}, Options{}).Lineage()
 	if len(g.Edges) != 1 {
@@ -392,6 +395,7 @@ func TestTimesInMilliseconds(t *testing.T) {
 }
 
 func TestIncrementalGraphIsASnapshot(t *testing.T) {
+	t.Parallel()
 	m := New(Options{})
 	m.Add(runEv("START", "r", 0, job, []ds{dsA}, nil))
 	before := m.Graph().Lineage()
@@ -403,6 +407,7 @@ func TestIncrementalGraphIsASnapshot(t *testing.T) {
 }
 
 func TestCompareAndJSON(t *testing.T) {
+	t.Parallel()
 	recs := [][]byte{runEv("COMPLETE", "r", 1, job, []ds{dsA}, []ds{dsB}), datasetEv(2, dsC)}
 	want := Build(recs, Options{})
 	data, err := want.MarshalJSON()

@@ -117,6 +117,7 @@ func streamingCases() []struct {
 }
 
 func TestStreamingRuns(t *testing.T) {
+	t.Parallel()
 	for _, c := range streamingCases() {
 		t.Run(c.name, func(t *testing.T) {
 			got := Build(c.records, Options{}).Lineage()
