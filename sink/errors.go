@@ -67,10 +67,6 @@ func IsRetriable(err error) bool {
 // ErrClosed is returned by [Neptune.WriteBatch] after [Neptune.Close].
 var ErrClosed = errors.New("sink: closed")
 
-// errTimeout is what a connection returns when a call is abandoned after
-// Config.RequestTimeout.
-var errTimeout = graph.ErrTimeout
-
 // action is what a writer does about an error class.
 type action uint8
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lineageflow/lineageflow/graph"
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
@@ -69,8 +70,8 @@ func TestClassify(t *testing.T) {
 		{neptuneErr("ReadOnlyViolationException"), CodeReadOnlyViolation, actReconnect},
 		{neptuneErr("ThrottlingException"), CodeThrottling, actBackoff},
 		{neptuneErr("MemoryLimitExceededException"), CodeThrottling, actBackoff},
-		{errTimeout, CodeTimeout, actReconnect},
-		{fmt.Errorf("wrapped: %w", errTimeout), CodeTimeout, actReconnect},
+		{graph.ErrTimeout, CodeTimeout, actReconnect},
+		{fmt.Errorf("wrapped: %w", graph.ErrTimeout), CodeTimeout, actReconnect},
 		{errors.New("E0104: no successful connections could be made: dial tcp 127.0.0.1:1: connect: connection refused"), CodeConnection, actReconnect},
 		{errors.New("websocket: close 1006 (abnormal closure): unexpected EOF"), CodeConnection, actReconnect},
 		{errConnClosed, CodeConnection, actReconnect},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/lineageflow/lineageflow/graph"
 )
 
 // do runs one request with retries: each failure is classified (see
@@ -87,7 +89,7 @@ func (w *writer) call(r *request) error {
 	case err := <-ch:
 		return err
 	case <-t.C:
-		return errTimeout
+		return graph.ErrTimeout
 	case <-r.ctx.Done():
 		// The request may still land; that is harmless (idempotent), but
 		// the connection must not carry its answer into the next call.
