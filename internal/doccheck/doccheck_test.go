@@ -17,30 +17,6 @@ import (
 	"testing"
 )
 
-// pending is a name the documents use for what another branch of the same
-// change brings. It is tolerated, and reported, only while its condition
-// holds: while the path after "absent:" does not exist, or while the path
-// after "present:" still does. A pending name that exists fails the test:
-// take it off the list.
-type pending struct {
-	name  string // a repository path or a pkg.Name identifier
-	while string // "absent:<path>" or "present:<path>"
-}
-
-// pendingNames lists the names DESIGN.md uses for the target layout of
-// the "Architecture, second step" change that are not on this branch yet.
-// Empty it as the branches land.
-func pendingNames() []pending {
-	return []pending{
-		{name: "semantics/", while: "absent:semantics/"},
-		{name: "semantics.Emitter", while: "absent:semantics/"},
-		{name: "semantics.Run", while: "absent:semantics/"},
-		{name: "semantics.Rules", while: "absent:semantics/"},
-		{name: "semantics.Rules.Event", while: "absent:semantics/"},
-		{name: "graph/", while: "absent:graph/"},
-	}
-}
-
 // documents returns the files checked, relative to the root.
 func documents(files map[string]bool) []string {
 	var docs []string
@@ -457,26 +433,9 @@ func fileMap(r *repo, text []byte) (paths []finding, found bool) {
 	return paths, found
 }
 
-// pendingState says whether a pending entry's condition holds now.
-func (r *repo) holds(p pending) bool {
-	kind, what, _ := strings.Cut(p.while, ":")
-	switch kind {
-	case "absent":
-		return !r.exists(what)
-	case "present":
-		return r.exists(what)
-	}
-	return false
-}
-
 func TestDocumentsNameWhatExists(t *testing.T) {
 	r := loadRepo(t)
-	pend := map[string]pending{}
-	for _, p := range pendingNames() {
-		pend[strings.TrimSuffix(p.name, "/")] = p
-	}
-	var errs, waiting []string
-	used := map[string]bool{}
+	var errs []string
 	design, err := os.ReadFile(filepath.Join(r.root, "DESIGN.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -511,14 +470,6 @@ func TestDocumentsNameWhatExists(t *testing.T) {
 		}
 		if ok {
 			return
-		}
-		key := strings.TrimSuffix(f.what, "/")
-		if p, isPending := pend[key]; isPending {
-			used[key] = true
-			if r.holds(p) {
-				waiting = append(waiting, fmt.Sprintf("%s: names `%s`, not on this branch yet (pending while %s)", f.where, f.what, p.while))
-				return
-			}
 		}
 		switch {
 		case f.kind == "path":
@@ -571,7 +522,7 @@ func TestDocumentsNameWhatExists(t *testing.T) {
 	for _, p := range paths {
 		mapped[strings.TrimSuffix(p.what, "/")] = true
 		if !r.exists(p.what) {
-			check(p, nil) // reports it (or its pending state)
+			check(p, nil) // reports it
 		}
 	}
 	var pkgDirs []string
@@ -596,28 +547,6 @@ func TestDocumentsNameWhatExists(t *testing.T) {
 		errs = append(errs, fmt.Sprintf("DESIGN.md: File map does not list the Go package %s/ (add a row for the folder or for one of its files)", d))
 	}
 
-	// The pending list itself.
-	for _, p := range pendingNames() {
-		key := strings.TrimSuffix(p.name, "/")
-		var exists bool
-		if strings.Contains(p.name, "/") {
-			exists = r.exists(key)
-		} else if pkg, rest, ok := strings.Cut(p.name, "."); ok {
-			name, member, _ := strings.Cut(rest, ".")
-			exists, _ = r.resolve(pkg, name, member)
-		}
-		switch {
-		case exists:
-			errs = append(errs, fmt.Sprintf("doccheck_test.go: pending %q exists now: take it off pendingNames", p.name))
-		case !used[key]:
-			errs = append(errs, fmt.Sprintf("doccheck_test.go: pending %q is named nowhere: take it off pendingNames", p.name))
-		}
-	}
-
-	sortByPlace(waiting)
-	for _, w := range waiting {
-		t.Log("PENDING " + w)
-	}
 	sortByPlace(errs)
 	for _, e := range errs {
 		t.Error(e)
