@@ -50,7 +50,7 @@ func TestFastInterpretFacet(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	alphabet := []byte(`{}[]",:\ ntrufalse0123456789.-eE<&é` + "\x00\xff")
-	for range 200000 {
+	for range mutations() {
 		b := []byte(facetCorpus[r.IntN(len(facetCorpus))])
 		for range 1 + r.IntN(3) {
 			if len(b) == 0 {
@@ -123,7 +123,7 @@ func TestFastColumnEdges(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(8, 9))
 	alphabet := []byte(`{}[]",:\ ntrufalse0123456789.-eE<&é` + "\x00\xff")
-	for range 200000 {
+	for range mutations() {
 		b := []byte(columnCorpus[r.IntN(len(columnCorpus))])
 		for range 1 + r.IntN(3) {
 			if len(b) == 0 {
@@ -179,7 +179,7 @@ func TestFastAliases(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(10, 11))
 	alphabet := []byte(`{}[]",:\ ntrufalse0123456789.-eE<&é` + "\x00\xff")
-	for range 200000 {
+	for range mutations() {
 		b := []byte(aliasCorpus[r.IntN(len(aliasCorpus))])
 		for range 1 + r.IntN(3) {
 			if len(b) == 0 {
@@ -197,4 +197,13 @@ func TestFastAliases(t *testing.T) {
 		}
 		check(b)
 	}
+}
+
+// mutations is how many mutated corpus entries the fast-path tests try
+// (fewer with -short).
+func mutations() int {
+	if testing.Short() {
+		return 20000
+	}
+	return 200000
 }
