@@ -6,7 +6,9 @@
 // tests trust behave as the services do on every point the engine relies
 // on. Each suite's doc comment states that contract.
 //
-// Test-only: it imports "testing" and is imported only by _test.go files
-// (processor's in-memory stores are in its _test.go files, so processor
-// calls the suites from an external test package, processor_test).
+// Test-only: it imports "testing" and is imported only by _test.go files.
+// It imports processor and sink, so those two call the suites from an
+// external test package (processor_test, sink_test); processor's in-memory
+// stores live in its _test.go files, reached through
+// processor/export_conformance_test.go.
 package conformance
