@@ -414,7 +414,7 @@ func (d *Decoder) list(v *listSlot, dst *[]Dataset, name string, depth int, comp
 				d.ain = aliasesOf(d.ain, ds, n.symRaw)
 			}
 		}
-		if n.col != 0 {
+		if cols && n.col != 0 { // an input's columnLineage facet is not read
 			d.cols = append(d.cols, colRef{out: ds, raw: n.colRaw})
 		}
 		i++

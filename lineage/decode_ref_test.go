@@ -14,8 +14,11 @@ import (
 // decoder on top of encoding/json (objects as map[string]json.RawMessage,
 // so duplicate keys resolve last-wins and keys match exactly). The fast
 // Decoder must agree with it on every input; see
-// FuzzDecodeAgreesWithEncodingJSON. It shares only the error constructors
-// (the wording) with the fast decoder.
+// FuzzDecodeAgreesWithEncodingJSON. It shares with the fast decoder the
+// error constructors (the wording) and facetPropsOf (which vertex facet
+// gives which property; the facet objects themselves are held to
+// refInterpretFacet by TestInterpretFacet); the other facets it reads with
+// the encoding/json references of decode_facets_ref_test.go.
 func refDecode(data []byte, maxBytes int) (Event, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes

@@ -202,6 +202,12 @@ var decodeValidCases = []struct {
 			Producer: "p", SchemaURL: "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent"},
 	},
 	{
+		name: "columnLineage of an input, after the outputs: not read",
+		in:   `{"eventTime":"2026-03-01T10:00:00Z","job":{"namespace":"n","name":"j"},"outputs":[{"namespace":"n","name":"o"}],"inputs":[{"namespace":"n","name":"i","facets":{"columnLineage":{"fields":{}}}}]}`,
+		want: Event{Kind: KindJob, Time: mustTime("2026-03-01T10:00:00Z"), Job: Job{"n", "j"},
+			Inputs: []Dataset{{"n", "i"}}, Outputs: []Dataset{{"n", "o"}}},
+	},
+	{
 		name: "dataset event",
 		in:   `{"eventTime":"2026-03-01T10:00:00.5Z","dataset":{"namespace":"s3://wh","name":"orders","facets":{"schema":{"fields":[]}}},"producer":"p"}`,
 		want: Event{Kind: KindDataset, Time: mustTime("2026-03-01T10:00:00.5Z"), Datasets: []Dataset{{"s3://wh", "orders"}}, Producer: "p",

@@ -17,8 +17,8 @@ type RunFacets struct {
 // runFacetsOf interprets the raw JSON objects of the errorMessage and
 // nominalTime run facets (nil when absent): a member that is not a string
 // (null included) is absent, a repeated one the last; invalid JSON or
-// another type than an object gives nothing. Both decoders share it: they
-// agree on the raw spans, this gives them the same meaning.
+// another type than an object gives nothing. refRunFacetsOf is its
+// encoding/json reference.
 func runFacetsOf(errRaw, nomRaw []byte) RunFacets {
 	var f RunFacets
 	var s scanner

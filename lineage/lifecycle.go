@@ -18,7 +18,7 @@ const (
 
 // lifecycleOf reads the lifecycleStateChange facet's state from its raw
 // object ("" when absent or not a string; invalid JSON or another type
-// than an object gives ""). Both decoders share it.
+// than an object gives ""). refLifecycleOf is its encoding/json reference.
 func lifecycleOf(raw []byte) string {
 	var s scanner
 	s.reset(raw)

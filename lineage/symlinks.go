@@ -41,8 +41,7 @@ func AliasVertex(a Alias) Vertex {
 // encoding/json reads it into a map[string]json.RawMessage and the last
 // "identifiers" into a []map[string]json.RawMessage: invalid JSON, or an
 // identifiers that is not an array of objects and nulls, gives none.
-// Both decoders share it: they agree on the raw spans, this gives them the
-// same meaning.
+// refAliasesOf (decode_facets_ref_test.go) is its encoding/json reference.
 func aliasesOf(dst []Alias, d Dataset, raw []byte) []Alias {
 	n := len(dst)
 	var s scanner
