@@ -183,7 +183,7 @@ func SharedDedup(t *testing.T, newStore func(*testing.T) processor.SharedDedup) 
 				errs[w] = s.Claim(ctx, cs)
 				counted[w] = cs[0].Count
 				if errs[w] == nil && cs[0].Prior != a {
-					errs[w] = fmt.Errorf("Prior %q, want %q", cs[0].Prior, a)
+					errs[w] = fmt.Errorf("claim Prior %q, want %q", cs[0].Prior, a)
 				}
 			}()
 		}
