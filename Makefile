@@ -12,7 +12,7 @@ RACE_PKGS       := ./window/... ./checkpoint/... ./processor/... ./sink/... ./in
 # themselves: test-fast hides the stand-ins (STANDIN_DIR empty, no endpoint
 # variables).
 FAST_PKGS       := ./lineage/... ./window/... ./checkpoint/... ./internal/enc/... ./internal/kpl/... ./internal/keyspace/... \
-	./internal/gen/... ./internal/cli/... ./internal/codecheck/... ./verify/... ./processor/... ./sink/... ./ops/... ./source/...
+	./semantics/... ./graph/... ./internal/gen/... ./internal/cli/... ./internal/codecheck/... ./internal/doccheck/... ./verify/... ./processor/... ./sink/... ./ops/... ./source/...
 # The processor's randomized and crash suites against the reference model
 # (a minute and more even in -short) run in test-unit and test, not here.
 FAST_SKIP       := ^(TestRandomizedAgainstReference.*|TestCrashAtArbitraryPoints.*|TestDiskDiesAtOperationI|TestHandoffSplitMerge|TestRunStoreMoves|TestStreamingRunStoreMoves)$$
