@@ -46,6 +46,7 @@ func mutate(r *rand.Rand, b []byte) []byte {
 // TestInterpretFacet: the scanner reads facets as encoding/json does, on
 // hand-made facets of every shape and on random mutations of them.
 func TestInterpretFacet(t *testing.T) {
+	t.Parallel()
 	given := 0 // facets that give a value: the test compares something
 	check := func(kind int, raw []byte) {
 		t.Helper()
@@ -97,6 +98,7 @@ var columnCorpus = []string{
 // TestColumnEdges: the scanner reads columnLineage facets as
 // encoding/json does, on hand-made facets and random mutations.
 func TestColumnEdges(t *testing.T) {
+	t.Parallel()
 	out := Dataset{Namespace: "ns", Name: "out"}
 	given := 0
 	check := func(raw []byte) {
@@ -136,6 +138,7 @@ var aliasCorpus = []string{
 // TestAliases: the scanner reads symlinks facets as encoding/json does,
 // on hand-made facets and random mutations.
 func TestAliases(t *testing.T) {
+	t.Parallel()
 	d := Dataset{Namespace: "ns", Name: "ds"}
 	given := 0
 	check := func(raw []byte) {
@@ -174,6 +177,7 @@ var runFacetCorpus = []string{
 // TestRunAndLifecycleFacets: the scanner reads the errorMessage,
 // nominalTime and lifecycleStateChange facets as encoding/json does.
 func TestRunAndLifecycleFacets(t *testing.T) {
+	t.Parallel()
 	given := 0
 	check := func(raw []byte) {
 		t.Helper()

@@ -12,6 +12,7 @@ import (
 // both sides of that line and of the nesting limit, and a closer of the
 // wrong kind fails at every depth.
 func TestSkipDeepNesting(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	nest := func(depth int, wrongAt int) string {
 		var open, close strings.Builder

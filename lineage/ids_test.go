@@ -123,6 +123,7 @@ func refWriteLP(h hash.Hash, s string) {
 }
 
 func TestIDsMatchReference(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 700) // longer than the stack buffer
 	longLabel := strings.Repeat("L", 80)
 	cases := []struct{ label, out, in string }{
