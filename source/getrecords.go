@@ -10,7 +10,7 @@ package source
 // in one pass over the body: the base64 data of every record into one
 // buffer, the sequence numbers and partition keys into one string, the
 // records into one slice. Anything it does not expect (a field it does not
-// know, ChildShards at a shard's end, an escaped string, a malformed
+// know, a ChildShards list at a shard's end, an escaped string, a malformed
 // body) goes to the SDK's decoder unchanged, so the output is always the
 // SDK's or the same values; errors and every other operation are the SDK's.
 //
@@ -261,7 +261,14 @@ func decodeGetRecords(body []byte, out *kinesis.GetRecordsOutput) error {
 				return errFallback
 			}
 			out.MillisBehindLatest = &v
-		default: // ChildShards (a shard's last read) and anything new
+		case "ChildShards":
+			// kinesis-mock (and so LocalStack's Kinesis over JSON) sends
+			// "ChildShards": null in every answer: nothing to decode. A
+			// shard's last read (a list) goes to the SDK.
+			if !d.null() {
+				return errFallback
+			}
+		default: // anything new
 			return errFallback
 		}
 		if d.consume(',') {

@@ -173,6 +173,9 @@ func TestGetRecordsDecoder(t *testing.T) {
 		{"child shards", body(map[string]any{"Records": []any{}, "MillisBehindLatest": 0, "ChildShards": []any{
 			map[string]any{"ShardId": "shardId-000000000002", "ParentShards": []string{"shardId-000000000000"},
 				"HashKeyRange": map[string]string{"StartingHashKey": "0", "EndingHashKey": "17"}}}}), 200, false},
+		// kinesis-mock's exact bytes (LocalStack's Kinesis engine over JSON):
+		// its fields in its order, "ChildShards":null on every read.
+		{"kinesis-mock", `{"ChildShards":null,"MillisBehindLatest":0,"NextShardIterator":"AAAAAAAAAAE7b3RoZXI=","Records":[{"ApproximateArrivalTimestamp":1764921600.123,"Data":"eyJ4IjoxfQ==","EncryptionType":"NONE","PartitionKey":"job:ns/a","SequenceNumber":"49658283012345678901234567890123456789012345678901234562"}]}`, 200, true},
 		{"escaped key", `{"Records":[{"SequenceNumber":"1","PartitionKey":"a\"b\u00e9","Data":"AQI=","ApproximateArrivalTimestamp":1700000000.5}],"NextShardIterator":"it"}`, 200, false},
 		{"unknown field", `{"Records":[{"SequenceNumber":"1","PartitionKey":"k","Data":"AQI=","Foo":1}],"NextShardIterator":"it"}`, 200, false},
 		{"expired iterator", `{"__type":"ExpiredIteratorException","message":"Iterator expired"}`, 400, false},

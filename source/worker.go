@@ -133,6 +133,16 @@ func (c Config) Validate() error {
 	if c.AppName == "" {
 		errs = append(errs, fmt.Errorf("%w: application name is empty: set it (it names the KCL lease table in DynamoDB)", processor.ErrConfig))
 	}
+	if c.Stream != "" {
+		if err := ValidateStreamName("stream name", c.Stream); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %w", processor.ErrConfig, err))
+		}
+	}
+	if c.AppName != "" {
+		if err := ValidateAppName("application name", c.AppName); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %w", processor.ErrConfig, err))
+		}
+	}
 	if c.DataDir == "" {
 		errs = append(errs, fmt.Errorf("%w: data dir is empty: set a directory for the Pebble state (one worker process per directory)", processor.ErrConfig))
 	}

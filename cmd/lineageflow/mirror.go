@@ -48,6 +48,10 @@ func runMirror(ctx context.Context, args []string) error {
 		}
 		return err
 	}
+	if err := errors.Join(source.ValidateStreamName("-stream", *stream), source.ValidateStreamName("-canary-stream", *canary),
+		source.ValidateAppName("-app", *app)); err != nil {
+		return &exitError{2, err}
+	}
 	logger, err := newLogger(*logFormat, *logLevel)
 	if err != nil {
 		return err

@@ -83,6 +83,10 @@ func runWorker(ctx context.Context, args []string) error {
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
+	// Names first, before Redis, the graph or AWS are dialled.
+	if err := errors.Join(source.ValidateStreamName("-stream", *stream), source.ValidateAppName("-app", *app)); err != nil {
+		return &exitError{2, err}
+	}
 	logger, err := newLogger(*logFormat, *logLevel)
 	if err != nil {
 		return err

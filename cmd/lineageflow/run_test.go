@@ -27,3 +27,26 @@ func TestRunStoreBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// Bad stream and application names fail at start naming the flag and the
+// rule, before any AWS call: no endpoint answers here (port 1), and the
+// error is the name's, not a connection's.
+func TestRunBadNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-stream", "s", "-app", "ux"}, `-app "ux": it names DynamoDB tables (<app> and <app>-handoff), so it must be 3 to 247 characters`},
+		{[]string{"-stream", "s", "-app", "my app"}, `-app "my app"`},
+		{[]string{"-stream", "bad/stream"}, `-stream "bad/stream": a Kinesis stream name is 1 to 128 characters`},
+		{[]string{"-app", "lineageflow"}, "-stream is required"},
+	} {
+		args := append([]string{"-region", "us-east-1", "-data-dir", dir, "-http-addr", "", "-stats-every", "0",
+			"-kinesis-endpoint", "http://127.0.0.1:1", "-dynamodb-endpoint", "http://127.0.0.1:1", "-sink", "gremlin:ws://127.0.0.1:1/gremlin"}, tt.args...)
+		err := runWorker(context.Background(), args)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != 2 {
+			t.Errorf("run %v: %v (exit %d), want exit 2 and %q", tt.args, err, exitCode(err), tt.want)
+		}
+	}
+}

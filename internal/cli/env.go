@@ -7,7 +7,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 )
+
+// fromArgs remembers, per flag set parsed by [Parse], the flags given on
+// the command line: Parse applies environment values with fs.Set, which
+// marks them as set too, so fs.Visit cannot tell the two apart.
+var fromArgs sync.Map // *flag.FlagSet -> map[string]bool
 
 // EnvName is the environment variable of a flag: LINEAGEFLOW_ + the flag
 // name in upper case with '-' as '_' (shard-count -> LINEAGEFLOW_SHARD_COUNT).
@@ -24,6 +30,7 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	fromArgs.Store(fs, given)
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		if err != nil || given[f.Name] {
@@ -59,6 +66,9 @@ func Usage(fs *flag.FlagSet, synopsis, summary string) func() {
 // OnCommandLine reports whether flag name was given on the command line
 // (not from its environment variable). Call it after [Parse].
 func OnCommandLine(fs *flag.FlagSet, name string) bool {
+	if m, ok := fromArgs.Load(fs); ok {
+		return m.(map[string]bool)[name]
+	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
 	return given

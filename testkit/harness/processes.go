@@ -76,10 +76,15 @@ func (p *Proc) Signal(sig syscall.Signal) error {
 	return p.cmd.Process.Signal(sig)
 }
 
-// Kill sends SIGKILL and waits for the exit.
+// Kill sends SIGKILL to the process's group and waits for the exit.
 func (p *Proc) Kill() error {
-	if err := p.Signal(syscall.SIGKILL); err != nil {
-		return err
+	if done, _ := p.Exited(); done {
+		return nil
+	}
+	if err := syscall.Kill(-p.PID(), syscall.SIGKILL); err != nil {
+		if err := p.Signal(syscall.SIGKILL); err != nil {
+			return err
+		}
 	}
 	<-p.done
 	return nil
@@ -191,6 +196,7 @@ func (h *Harness) StartWorker(ctx context.Context, spec WorkerSpec) (*Proc, erro
 	// and is stopped only by Stop, Kill or Close (by PID).
 	p.cmd = exec.Command(h.Bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	p.cmd.SysProcAttr = procAttr()
 	// A clean environment: only what the process needs, no AWS_* from the
 	// caller that could redirect it.
 	// The secret through the environment, never the command line.
