@@ -7,13 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 )
-
-// fromArgs remembers, per flag set parsed by [Parse], the flags given on
-// the command line: Parse applies environment values with fs.Set, which
-// marks them as set too, so fs.Visit cannot tell the two apart.
-var fromArgs sync.Map // *flag.FlagSet -> map[string]bool
 
 // EnvName is the environment variable of a flag: LINEAGEFLOW_ + the flag
 // name in upper case with '-' as '_' (shard-count -> LINEAGEFLOW_SHARD_COUNT).
@@ -30,7 +24,6 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	fromArgs.Store(fs, given)
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		if err != nil || given[f.Name] {
@@ -40,7 +33,10 @@ func Parse(fs *flag.FlagSet, args []string) error {
 		if !ok {
 			return
 		}
-		if e := fs.Set(f.Name, v); e != nil {
+		// f.Value.Set, not fs.Set: fs.Set would mark the flag as given,
+		// and fs.Visit (OnCommandLine) could no longer tell a value from
+		// the environment from one on the command line.
+		if e := f.Value.Set(v); e != nil {
 			err = fmt.Errorf("environment variable %s=%q (flag -%s): %w", EnvName(f.Name), v, f.Name, e)
 		}
 	})
@@ -66,9 +62,6 @@ func Usage(fs *flag.FlagSet, synopsis, summary string) func() {
 // OnCommandLine reports whether flag name was given on the command line
 // (not from its environment variable). Call it after [Parse].
 func OnCommandLine(fs *flag.FlagSet, name string) bool {
-	if m, ok := fromArgs.Load(fs); ok {
-		return m.(map[string]bool)[name]
-	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
 	return given
