@@ -104,7 +104,9 @@ func kclSingleWorker(t *testing.T, name string, args ...string) {
 	recs, data := harness.Generated(gen.Generate(gen.Config{Seed: 11, Events: events}))
 	// A DatasetEvent put after everything else (and after the run
 	// timeout): it moves the max arrival time on, so the runs that never
-	// end expire and stop pinning the checkpoint.
+	// end expire and stop pinning the checkpoint. The worker runs with
+	// -run-store none, the opt-out whose runs pin and expire: what this
+	// test checks.
 	tail := []byte(`{"eventTime":"2026-01-02T00:00:00Z","dataset":{"namespace":"harness","name":"tail"},"producer":"harness","schemaURL":"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent"}`)
 	want := refmodel.Build(append(data, tail), refmodel.Options{})
 	if len(want.Edges) == 0 {
@@ -115,7 +117,7 @@ func kclSingleWorker(t *testing.T, name string, args ...string) {
 		t.Fatal(err)
 	}
 	const runTimeout = 3 * time.Second
-	w, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", Args: append([]string{"-run-timeout", runTimeout.String()}, args...)})
+	w, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", Args: append([]string{"-run-store", "none", "-run-timeout", runTimeout.String()}, args...)})
 	if err != nil {
 		t.Fatal(err)
 	}

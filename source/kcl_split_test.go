@@ -89,9 +89,9 @@ func testKCLSplit(t *testing.T, runStore bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	name := "kclsplit"
-	var args []string
+	args := []string{"-run-store", "none"} // the opt-out: the parent hands its runs off
 	if runStore {
-		name, args = "kclsplit-store", []string{"-run-store", "dynamodb"}
+		name, args = "kclsplit-store", nil // the default: -run-store dynamodb
 	}
 	h := harness.ForTest(t, name)
 	events := envInt(t, "LINEAGEFLOW_KCL_SPLIT_EVENTS", 4000)

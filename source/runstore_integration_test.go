@@ -46,7 +46,7 @@ func edgeWrites(t *testing.T, paths []string) map[string]int {
 }
 
 // TestRunStoreShardMove is the run store's done-when on the stand-ins
-// (issue 12): run R STARTs (inputs A, B) on a shard; other traffic follows
+// (issue 12), with the default flags (issue 25: no -run-store given): run R STARTs (inputs A, B) on a shard; other traffic follows
 // for several windows, which seal; the shard's KCL checkpoint in the lease
 // table passes R's START (an open run no longer pins it) and reaches the
 // last record. The worker is killed (SIGKILL) and its data directory
@@ -62,7 +62,8 @@ func TestRunStoreShardMove(t *testing.T) {
 	if err := h.CreateStream(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-run-store", "dynamodb", "-window", "1s", "-lateness", "500ms", "-idle-between-reads", "100ms"}
+	// No -run-store: the default (dynamodb) is the safe one (issue 25).
+	args := []string{"-window", "1s", "-lateness", "500ms", "-idle-between-reads", "100ms"}
 	w1, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", Args: args})
 	if err != nil {
 		t.Fatal(err)

@@ -94,7 +94,7 @@ func TestStreamingRunOnStandins(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", Sink: "gremlin:" + gremlin,
-		Args: []string{"-window", window.String(), "-lateness", lateness.String(), "-run-timeout", runTimeout.String()}})
+		Args: []string{"-run-store", "none", "-window", window.String(), "-lateness", lateness.String(), "-run-timeout", runTimeout.String()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func runMirror(ctx context.Context, args []string) error {
 		idleReads  = fs.Duration("idle-between-reads", source.DefaultIdleBetweenReads, "pause after an empty GetRecords")
 		maxRecords = fs.Int("max-records", source.DefaultMaxRecords, "records per GetRecords call (1..10000)")
 		fromLatest = fs.Bool("from-latest", false, "start shards without a checkpoint at LATEST (default TRIM_HORIZON)")
-		httpAddr   = fs.String("http-addr", ":9091", "listen address of /metrics, /healthz and /readyz (empty: none)")
+		httpAddr   = fs.String("http-addr", "127.0.0.1:9091", "listen address of /metrics, /healthz and /readyz (empty: none); loopback by default: a deployment that scrapes or probes from outside sets it (e.g. :9091)")
 		logFormat  = fs.String("log-format", "text", "log format: json or text")
 		logLevel   = fs.String("log-level", "info", "log level: debug, info, warn, error")
 	)

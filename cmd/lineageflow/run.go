@@ -17,6 +17,7 @@ import (
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/cli"
 	"github.com/lineageflow/lineageflow/internal/dedupredis"
+	"github.com/lineageflow/lineageflow/internal/redact"
 	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/processor"
 	"github.com/lineageflow/lineageflow/semantics"
@@ -45,7 +46,7 @@ func runWorker(ctx context.Context, args []string) error {
 		columns     = fs.Bool("column-lineage", true, "column lineage: DatasetField vertices, FIELD_OF and COLUMN_DERIVES from columnLineage facets (about as many graph writes as dataset lineage on Spark-like workloads; false: none)")
 		refreshWin  = fs.Duration("refresh-window", 0, "refresh lane: stamp-only refreshes (an unchanged facet property's eventTime, the lastSeen of a known FIELD_OF, ALIAS_OF, Job CHILD_OF or COLUMN_DERIVES edge) are collapsed over windows of this size, a whole multiple of -window (e.g. 1m); new or changed content still goes in the next window. Fewer graph writes; a crash replays up to this much more. 0: off")
 		runTimeout  = fs.Duration("run-timeout", 0, "runs are forgotten after this long without events (arrival time; open ones without edges, counted). Default 1h; with -run-store, a retention of the stored runs (DynamoDB TTL too), default 72h")
-		runStore    = fs.String("run-store", "none", "where open-run state is shared: none (only the worker's Pebble: an open run pins its shard's checkpoint until it ends or -run-timeout passes) or dynamodb (table -run-store-table, created if missing: written at every barrier, loaded by a shard's next owner; runs never pin the checkpoint)")
+		runStore    = fs.String("run-store", "dynamodb", "where open-run state is shared: dynamodb (the default; table -run-store-table on the KCL's DynamoDB, created if missing: written at every barrier, loaded by a shard's next owner; open runs never pin the checkpoint) or none (the opt-out: only the worker's Pebble, an open run pins its shard's checkpoint until it ends or -run-timeout passes, and a moved shard replays from the oldest open run)")
 		runStoreTab = fs.String("run-store-table", "", "with -run-store dynamodb: the table (default <app>-runs)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
 		maxRecBytes = fs.Int("max-record-bytes", lineage.DefaultMaxBytes, "largest record decoded, in bytes (1024..1048576); larger ones are dead letters (oversized). Default: the Kinesis record limit, 1 MiB")
@@ -195,11 +196,13 @@ func newLogger(format, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("-log-level %q: use debug, info, warn or error", level)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
+	// Every line through redact: no URL password (a -dedup redis://:PASS@
+	// in an error, say) ever reaches the log.
 	switch format {
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		return slog.New(redact.Handler(slog.NewJSONHandler(os.Stderr, opts))), nil
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		return slog.New(redact.Handler(slog.NewTextHandler(os.Stderr, opts))), nil
 	}
 	return nil, fmt.Errorf("-log-format %q: use json or text", format)
 }
@@ -248,19 +251,9 @@ func openDedup(ctx context.Context, spec, app string, timeout time.Duration, l *
 	if err := st.Ping(pctx); err != nil {
 		l.Warn("shared dedup: redis does not answer at start; the local tier decides alone until it does", "err", err)
 	} else {
-		l.Info("shared dedup tier on redis", "url", redactURL(spec))
+		l.Info("shared dedup tier on redis", "url", redact.String(spec))
 	}
 	return st, nil
-}
-
-// redactURL drops a password from a redis URL for logs.
-func redactURL(u string) string {
-	if at := strings.LastIndex(u, "@"); at >= 0 {
-		if i := strings.Index(u, "://"); i >= 0 && i < at {
-			return u[:i+3] + "***" + u[at:]
-		}
-	}
-	return u
 }
 
 // openSink builds the sink.Writer named by spec.

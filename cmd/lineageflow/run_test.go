@@ -16,7 +16,9 @@ func TestRunStoreBadConfig(t *testing.T) {
 		want string
 	}{
 		{[]string{"-run-store", "redis"}, `-run-store "redis": use none or dynamodb`},
-		{[]string{"-run-store-table", "runs"}, "needs -run-store dynamodb"},
+		{[]string{"-run-store", "none", "-run-store-table", "runs"}, "needs -run-store dynamodb"},
+		{[]string{"-run-store-table", "x"}, "a DynamoDB table name is 3 to 255 characters"}, // dynamodb is the default
+		{[]string{"-run-timeout", "5s"}, "run timeout 5s with a run store"},
 		{[]string{"-run-store", "dynamodb", "-run-store-table", "x"}, "a DynamoDB table name is 3 to 255 characters"},
 		{[]string{"-run-store", "dynamodb", "-run-store-table", "bad name!"}, "a DynamoDB table name is 3 to 255 characters"},
 		{[]string{"-run-store", "dynamodb", "-run-timeout", "5s"}, "run timeout 5s with a run store"},

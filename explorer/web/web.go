@@ -88,7 +88,7 @@ func Handler() http.Handler {
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Content-Type-Options", "nosniff")
 		if a == index {
-			h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+			h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
 		}
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
 	})

@@ -39,6 +39,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lineageflow/lineageflow/internal/redact"
 	"github.com/lineageflow/lineageflow/processor"
 )
 
@@ -100,7 +101,7 @@ func (c Config) Validate() error {
 		return errors.New("dedupredis: no URL: use redis://host:port/N")
 	}
 	if _, err := redis.ParseURL(c.URL); err != nil {
-		return fmt.Errorf("dedupredis: URL %q: %w (use redis://host:port/N)", c.URL, err)
+		return fmt.Errorf("dedupredis: URL %q: %w (use redis://host:port/N)", redact.String(c.URL), err)
 	}
 	if c.TTL < time.Second {
 		return fmt.Errorf("dedupredis: TTL %s: must be at least 1s", c.TTL)
@@ -210,7 +211,7 @@ func (s *Store) Claim(ctx context.Context, claims []processor.SharedClaim) error
 // fatal: claims fall back until Redis answers).
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.c.Ping(ctx).Err(); err != nil {
-		return s.failed(fmt.Errorf("dedupredis: ping %s: %w", s.cfg.URL, err))
+		return s.failed(fmt.Errorf("dedupredis: ping %s: %w", redact.String(s.cfg.URL), err))
 	}
 	s.succeeded()
 	return nil

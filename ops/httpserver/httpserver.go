@@ -13,6 +13,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/lineageflow/lineageflow/internal/webguard"
 )
 
 // Config configures [Start].
@@ -89,7 +91,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http server: listen on %q (flag -http-addr): %w", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: Handler(cfg), ReadHeaderTimeout: 5 * time.Second}
+	// On loopback, refuse unknown Host headers (DNS rebinding); security
+	// headers on every answer.
+	srv := &http.Server{Handler: webguard.Wrap(Handler(cfg), cfg.Addr, nil), ReadHeaderTimeout: 5 * time.Second}
 	s := &Server{addr: ln.Addr(), done: make(chan error, 1)}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

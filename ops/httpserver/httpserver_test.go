@@ -3,8 +3,10 @@ package httpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -186,10 +188,12 @@ func TestReadyzSaysSharedDedupDegraded(t *testing.T) {
 		t.Fatalf("/readyz = %d %q, want 200 with shared dedup ok", code, body)
 	}
 	mu.Lock()
-	dedupErr = errors.New("dial tcp 127.0.0.1:6379: connection refused")
+	dedupErr = fmt.Errorf("dedupredis: ping redis://:***@10.1.2.3:6379/0: %w",
+		&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")})
 	mu.Unlock()
-	if code, body := get(t, srv.URL+"/readyz"); code != 200 || !strings.Contains(body, "shared dedup degraded (local tier only)") {
-		t.Fatalf("/readyz = %d %q, want 200 saying shared dedup degraded", code, body)
+	if code, body := get(t, srv.URL+"/readyz"); code != 200 || !strings.Contains(body, "shared dedup degraded (local tier only): connection error") ||
+		strings.Contains(body, "10.1.2.3") || strings.Contains(body, "redis://") {
+		t.Fatalf("/readyz = %d %q, want 200 saying shared dedup degraded, its class only (no host)", code, body)
 	}
 }
 

@@ -1,8 +1,10 @@
 package httpserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -91,7 +93,9 @@ func (r *Readiness) Status() string {
 	}
 	if r.SharedDedup != nil {
 		if err := r.SharedDedup(); err != nil {
-			s += fmt.Sprintf("; shared dedup degraded (local tier only): %v", err)
+			// The class only: /readyz answers anyone who reaches the
+			// port, and the error names Redis's host (the log has it).
+			s += fmt.Sprintf("; shared dedup degraded (local tier only): %s error; details in the worker log", dedupClass(err))
 		} else {
 			s += "; shared dedup ok"
 		}
@@ -138,6 +142,19 @@ func (r *Readiness) sinkConnected() error {
 }
 
 // errorClass names the class of a sink error without its text.
+// dedupClass is the class of a shared dedup tier error: timeout,
+// connection or redis (an answer Redis gave).
+func dedupClass(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.As(err, &ne):
+		return "connection"
+	}
+	return "redis"
+}
+
 func errorClass(err error) string {
 	if errors.Is(err, sink.ErrClosed) {
 		return "closed"

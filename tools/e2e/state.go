@@ -37,8 +37,8 @@ func (s *state) spec(id string) harness.WorkerSpec {
 		// degraded one (fallbacks are reported in the line).
 		spec.Args = append(spec.Args, "-dedup", s.redisURL, "-dedup-timeout", "1s")
 	}
-	if s.sc.runStore {
-		spec.Args = append(spec.Args, "-run-store", "dynamodb")
+	if s.sc.noRunStore {
+		spec.Args = append(spec.Args, "-run-store", "none")
 	}
 	if s.sc.name == "move" || s.sc.name == "move-pinned" {
 		// moveCheck counts the killed worker's records from its last
