@@ -21,6 +21,7 @@ require (
 	github.com/prometheus/common v0.42.0
 	github.com/redis/go-redis/v9 v9.17.3
 	github.com/vmware/vmware-go-kcl-v2 v1.0.0
+	golang.org/x/text v0.21.0
 	google.golang.org/protobuf v1.33.0
 	gopkg.in/yaml.v3 v3.0.1
 )
@@ -81,6 +82,5 @@ require (
 	github.com/woodsbury/decimal128 v1.3.0 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/sys v0.34.0 // indirect
-	golang.org/x/text v0.21.0 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.0.0 // indirect
 )

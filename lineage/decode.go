@@ -58,7 +58,18 @@ type Decoder struct {
 	memo     facetMemo  // facet interpretations by raw bytes
 	names    map[string]string
 	noIntern bool
+	// badUTF8: a name, namespace or run id of the record is not valid
+	// UTF-8 (see [Decoder.InvalidUTF8]); lastBad: the last string
+	// converted was not.
+	badUTF8, lastBad bool
 }
+
+// InvalidUTF8 reports whether the record the last Decode call decoded
+// names a dataset, job or run by a string that is not valid UTF-8 (raw
+// bytes, or an escaped unpaired surrogate). Decoding replaces each bad
+// byte with U+FFFD as encoding/json does, so two different names would
+// become one: [Guard] refuses such a record instead.
+func (d *Decoder) InvalidUTF8() bool { return d.badUTF8 }
 
 type colRef struct {
 	out Dataset
@@ -100,6 +111,7 @@ func (d *Decoder) Decode(data []byte, ev *Event) error {
 	s := &d.s
 	s.reset(data)
 	d.t = topState{}
+	d.badUTF8 = false
 	d.in, d.out, d.cin, d.cout, d.cols, d.ain, d.aout, d.lc = d.in[:0], d.out[:0], d.cin[:0], d.cout[:0], d.cols[:0], d.ain[:0], d.aout[:0], d.lc[:0]
 	d.fin, d.fout = d.fin[:0], d.fout[:0]
 
@@ -240,6 +252,7 @@ func (d *Decoder) top() {
 // str scans a value that should be a string.
 func (d *Decoder) str(v *strSlot, depth int, intern bool) {
 	s := &d.s
+	d.lastBad = false
 	switch c := s.peek(); c {
 	case '"':
 		raw, fl := s.str()
@@ -255,6 +268,7 @@ func (d *Decoder) str(v *strSlot, depth int, intern bool) {
 
 // string converts raw string contents to a Go string.
 func (d *Decoder) string(raw []byte, fl uint8, intern bool) string {
+	d.lastBad = fl != 0 && invalidText(raw, fl)
 	raw = d.s.unescape(raw, fl)
 	if !intern || d.noIntern || len(raw) > 256 {
 		return string(raw)
@@ -291,10 +305,13 @@ func (d *Decoder) named(n *named, depth int, cols bool) {
 		switch string(s.key()) {
 		case "namespace":
 			d.str(&n.namespace, depth+1, true)
+			d.badUTF8 = d.badUTF8 || d.lastBad
 		case "ns":
 			d.str(&n.ns, depth+1, true)
+			d.badUTF8 = d.badUTF8 || d.lastBad
 		case "name":
 			d.str(&n.name, depth+1, true)
+			d.badUTF8 = d.badUTF8 || d.lastBad
 		case "facets":
 			d.facets(n, depth+1)
 		default:
@@ -435,6 +452,7 @@ func (d *Decoder) run(r *runSlot, depth int) {
 	case '"':
 		raw, fl := s.str()
 		r.c, r.str = c, d.string(raw, fl, false)
+		d.badUTF8 = d.badUTF8 || d.lastBad
 		return
 	default:
 		r.c = c
@@ -446,6 +464,7 @@ func (d *Decoder) run(r *runSlot, depth int) {
 		switch string(s.key()) {
 		case "runId":
 			d.str(&r.runID, depth+1, false)
+			d.badUTF8 = d.badUTF8 || d.lastBad
 		case "facets":
 			r.facets, r.parent, r.errRaw, r.nomRaw = s.peek(), parentSlot{}, nil, nil
 			switch r.facets {
@@ -543,6 +562,7 @@ func (d *Decoder) ref(r *ref, depth int) {
 		for ok := s.objBegin(); ok; ok = s.objNext() {
 			if string(s.key()) == "runId" {
 				d.str(&r.runID, depth+1, false)
+				d.badUTF8 = d.badUTF8 || d.lastBad
 			} else {
 				s.skip(depth + 1)
 			}
@@ -550,6 +570,7 @@ func (d *Decoder) ref(r *ref, depth int) {
 	case '"':
 		raw, fl := s.str()
 		r.str = d.string(raw, fl, false)
+		d.badUTF8 = d.badUTF8 || d.lastBad
 	case 'n':
 		s.null()
 		r.c = 0

@@ -131,6 +131,14 @@ type Budgets struct {
 	MaxRecordBytes int
 	// DeadLetterBytes caps the raw bytes kept per dead letter (default 16 KiB).
 	DeadLetterBytes int
+	// MaxNameBytes bounds every namespace, name and run id (default
+	// lineage.DefaultMaxNameBytes, 64 KiB, well under the Gremlin client's
+	// 1 MiB write buffer); beyond: dead letter name_too_long (lineage.Guard).
+	MaxNameBytes int
+	// MaxEventFuture: an eventTime later than arrival plus it is a dead
+	// letter event_time_out_of_range, as is one before 1970 (default
+	// lineage.DefaultMaxEventFuture, 24 h; negative: no upper bound).
+	MaxEventFuture time.Duration
 }
 
 // DedupConfig: the dedup tiers.
@@ -221,6 +229,12 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 	}
 	if b.MaxRecordBytes == 0 {
 		b.MaxRecordBytes = lineage.DefaultMaxBytes
+	}
+	if b.MaxNameBytes == 0 {
+		b.MaxNameBytes = lineage.DefaultMaxNameBytes
+	}
+	if b.MaxEventFuture == 0 {
+		b.MaxEventFuture = lineage.DefaultMaxEventFuture
 	}
 	if b.MaxEventDatasets == 0 {
 		b.MaxEventDatasets = DefaultMaxEventDatasets
@@ -319,6 +333,9 @@ func (c PipelineConfig) Validate() error {
 	b := &c.Budgets
 	if b.MaxRecordBytes < 1024 || b.MaxRecordBytes > lineage.DefaultMaxBytes {
 		return fmt.Errorf("%w: max record bytes %d: must be in 1024..%d (a Kinesis record is at most 1 MiB)", ErrConfig, b.MaxRecordBytes, lineage.DefaultMaxBytes)
+	}
+	if b.MaxNameBytes < 64 || b.MaxNameBytes > lineage.DefaultMaxBytes/4 {
+		return fmt.Errorf("%w: max name bytes %d: must be in 64..%d (a vertex write holds its id and name twice, in a 1 MiB request)", ErrConfig, b.MaxNameBytes, lineage.DefaultMaxBytes/4)
 	}
 	if b.MaxEventDatasets < 1 || b.MaxRunDatasets < 1 || b.MaxEmissionEdges < 1 || b.MaxDeadLettersPerBarrier < 1 || b.MaxRuns < 1 {
 		return fmt.Errorf("%w: max event datasets, run datasets, emission edges, dead letters per barrier and runs must be >= 1", ErrConfig)

@@ -55,7 +55,7 @@ func seqOf(n int) string { return fmt.Sprintf("%s%010d", seqBase, n) }
 
 func makeStream(t testing.TB, cfg gen.Config, r *rand.Rand) stream {
 	var st stream
-	arrival := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	arrival := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) // after every eventTime of the test data (lineage.Guard)
 	n := 0
 	sub := uint32(0)
 	err := gen.Stream(cfg, func(g gen.Record) error {

@@ -1,6 +1,8 @@
 package processor
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"testing"
 
@@ -47,7 +49,7 @@ func TestRealEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := refmodel.SplitNDJSON(data)
+	recs := untemplateRunIDs(refmodel.SplitNDJSON(data))
 	if len(recs) < 50 {
 		t.Fatalf("%d events in the corpus, want 50+", len(recs))
 	}
@@ -72,7 +74,7 @@ func TestRealEvents(t *testing.T) {
 				t.Fatalf("graph differs from the reference:\n%s", d)
 			}
 			if n := st.InvalidTotal(); n != int64(len(brokenReal)) {
-				t.Errorf("%d dead letters, want %d", n, len(brokenReal))
+				t.Errorf("%d dead letters, want %d (%v)", n, len(brokenReal), st.Invalid())
 			}
 			labels := map[string]int{}
 			errMsgs := 0
@@ -111,4 +113,26 @@ func TestRealEvents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// untemplateRunIDs gives each job of the dbt integration's fixtures a run
+// id of its own: they write the placeholder "{{ any(result) }}" ("any
+// value") for the runs of 37 jobs, which as one run id would make every
+// event after the first job's a run_job_mismatch dead letter (DESIGN.md,
+// Lineage semantics 3).
+func untemplateRunIDs(recs [][]byte) [][]byte {
+	const placeholder = "{{ any(result) }}"
+	for i, r := range recs {
+		if !bytes.Contains(r, []byte(placeholder)) {
+			continue
+		}
+		var ev struct {
+			Job struct{ Namespace, Name string }
+		}
+		if json.Unmarshal(r, &ev) != nil {
+			continue
+		}
+		recs[i] = bytes.ReplaceAll(r, []byte(placeholder), []byte("any-"+ev.Job.Namespace+"/"+ev.Job.Name))
+	}
+	return recs
 }

@@ -158,8 +158,7 @@ func (t *runTable) evict(keep *run) {
 // beginRun returns the run of the current RunEvent (arriving at
 // arrival), started if new and marked changed, and keeps the run table
 // within its budget (another run may be evicted, never this one).
-func (s *Shard) beginRun(arrival int64) *run {
-	r := s.runs.open(s.ev.RunID, s.ev.Job, s.prevFull)
+func (s *Shard) beginRun(r *run, arrival int64) *run {
 	r.lastArrival = arrival
 	if r.Status == semantics.StatusStreaming {
 		// Holds no pin: what it emits replays from its own record.

@@ -28,7 +28,7 @@ func runRecords(t *testing.T, data [][]byte, runs semantics.RunRecords) (*refmod
 // runRecordsWith is runRecords with the config set by set.
 func runRecordsWith(t *testing.T, data [][]byte, set func(*PipelineConfig)) (*refmodel.Graph, *Stats) {
 	t.Helper()
-	start := time.Date(2026, 1, 1, 6, 0, 0, 0, time.UTC)
+	start := time.Date(2027, 1, 1, 6, 0, 0, 0, time.UTC) // after every eventTime of the records (lineage.Guard)
 	clk := &fakeClock{now: start}
 	stats := &Stats{}
 	cfg := testConfig(t, clk, stats)

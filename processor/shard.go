@@ -45,7 +45,9 @@ type Shard struct {
 	log *slog.Logger
 	st  *Stats
 	dec lineage.Decoder
-	ev  lineage.Event
+	// guard bounds the names and times of decoded events (lineage.Guard).
+	guard lineage.Guard
+	ev    lineage.Event
 	// peekDec, peekEv decode a batch's records once more before it is
 	// processed, to find the runs to load from the run store.
 	peekDec lineage.Decoder
@@ -120,6 +122,7 @@ func NewShard(id string, db *pebble.DB, w Writer, cfg PipelineConfig) (*Shard, e
 	s := &Shard{
 		id: id, cfg: cfg, db: db, st: cfg.Stats, log: log,
 		dec:   lineage.Decoder{MaxBytes: cfg.Budgets.MaxRecordBytes},
+		guard: lineage.Guard{MaxNameBytes: cfg.Budgets.MaxNameBytes, MaxFuture: cfg.Budgets.MaxEventFuture},
 		wm:    window.NewWatermark(cfg.Window.Config),
 		ids:   ids,
 		rules: semantics.NewRules(cfg.rules(), ids),
@@ -331,6 +334,12 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 		s.deadLetter(r, err)
 		return
 	}
+	if changed, err := s.guard.Check(&s.dec, &s.ev, r.Arrival); err != nil {
+		s.deadLetter(r, err)
+		return
+	} else if changed {
+		s.st.NamesNormalized.Add(1)
+	}
 	if s.overEventBudget(r) {
 		return
 	}
@@ -367,7 +376,11 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 
 	ts := arrival
 	if s.cfg.Window.TimeSource == TimeEvent {
-		ts = s.ev.Time.UnixMilli()
+		// Never after arrival: an event dated ahead (a skewed clock, up to
+		// the guard's bound) would hold its window, and the checkpoint
+		// pinned by it, open until that time and make every later record
+		// late.
+		ts = min(s.ev.Time.UnixMilli(), arrival)
 	}
 	bucket := s.cfg.Window.Bucket(ts)
 	if s.wm.Sealed(bucket) {
@@ -379,7 +392,12 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 	s.em.cur = nil
 	var run *semantics.Run
 	if s.ev.Kind == lineage.KindRun {
-		s.em.cur = s.beginRun(arrival)
+		cur := s.runs.open(s.ev.RunID, s.ev.Job, s.prevFull)
+		if err := semantics.CheckRunJob(&s.ev, &cur.Run); err != nil {
+			s.deadLetter(r, err)
+			return
+		}
+		s.em.cur = s.beginRun(cur, arrival)
 		run = &s.em.cur.Run
 	}
 	s.rules.Event(&s.ev, run, bucket, s.emi)

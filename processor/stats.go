@@ -28,10 +28,13 @@ type Stats struct {
 	SharedDedupFallbacks  atomic.Int64
 	SharedDedupCalls      atomic.Int64
 	SharedDedupNanos      atomic.Int64
-	Late                  atomic.Int64 // records whose window was already sealed (still written)
-	WindowsSealed         atomic.Int64
-	EdgesEmitted          atomic.Int64 // edges written to outbox entries
-	VerticesEmitted       atomic.Int64
+	// NamesNormalized counts the events one of whose names the guard
+	// rewrote to Unicode NFC (lineage.Guard).
+	NamesNormalized atomic.Int64
+	Late            atomic.Int64 // records whose window was already sealed (still written)
+	WindowsSealed   atomic.Int64
+	EdgesEmitted    atomic.Int64 // edges written to outbox entries
+	VerticesEmitted atomic.Int64
 	// RunRecordsEmitted counts the Run vertices and RUN_OF, READ, WROTE
 	// edges among EdgesEmitted and VerticesEmitted.
 	RunRecordsEmitted atomic.Int64

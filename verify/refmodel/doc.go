@@ -35,9 +35,14 @@
 //     counts in Duplicates and is otherwise ignored. Invalid records are
 //     refused (counted in Invalid) every time they come, before dedup, as
 //     in the processor's data path.
-//   - A run is keyed by runId; its job is the job of its first event. Its
-//     datasets are the union of the inputs and the outputs of all its
-//     events.
+//   - A run is keyed by runId; its job is the job of its first event. A
+//     later RunEvent of that runId naming another job is refused (counted
+//     in Invalid, after dedup) and changes nothing. Its datasets are the
+//     union of the inputs and the outputs of all its events.
+//   - Guard (lineage.Guard): a record naming a dataset, job or run by a
+//     string that is not valid UTF-8 or is over MaxNameBytes, or dated
+//     before 1970, is refused like an invalid one; names are normalised to
+//     Unicode NFC.
 //   - Policy "strict": the run is committed iff its first terminal event
 //     (COMPLETE, FAIL, ABORT) in stream order is COMPLETE; its stamps are
 //     the eventTimes of all its COMPLETE events. Policy "any": every run is

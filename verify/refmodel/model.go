@@ -141,6 +141,9 @@ func Build(records [][]byte, opts Options) *Graph {
 func (m *Model) Add(data []byte) {
 	m.events++
 	ev, err := parse(data)
+	if err == nil {
+		err = guard(data, ev)
+	}
 	if err != nil {
 		m.invalid++
 		return
@@ -151,6 +154,12 @@ func (m *Model) Add(data []byte) {
 		return
 	}
 	m.seen[sum] = struct{}{}
+	// Run identity: a RunEvent naming another job than its run's is
+	// refused (dead letter run_job_mismatch), after dedup.
+	if r := m.runs[ev.runID]; ev.kind == lineage.KindRun && r != nil && r.job != ev.job {
+		m.invalid++
+		return
+	}
 	if m.noColumns {
 		ev.fields = nil
 	}
