@@ -50,8 +50,9 @@ type Decoder struct {
 	cin      []Dataset // compact in
 	cout     []Dataset // compact out
 	cols     []colRef
-	ain      []Alias // symlinks of inputs
-	aout     []Alias // symlinks of outputs
+	lin      []colRef // lineage facets of outputs
+	ain      []Alias  // symlinks of inputs
+	aout     []Alias  // symlinks of outputs
 	lc       []Lifecycle
 	fin      []dsFacets // facets of inputs read as properties
 	fout     []dsFacets // of outputs
@@ -113,6 +114,7 @@ func (d *Decoder) Decode(data []byte, ev *Event) error {
 	d.t = topState{}
 	d.badUTF8 = false
 	d.in, d.out, d.cin, d.cout, d.cols, d.ain, d.aout, d.lc = d.in[:0], d.out[:0], d.cin[:0], d.cout[:0], d.cols[:0], d.ain[:0], d.aout[:0], d.lc[:0]
+	d.lin = d.lin[:0]
 	d.fin, d.fout = d.fin[:0], d.fout[:0]
 
 	c := s.peek()
@@ -153,6 +155,7 @@ type named struct {
 	colRaw              []byte // facets.columnLineage, into the record
 	symRaw              []byte // facets.symlinks when an object, into the record
 	lcRaw               []byte // facets.lifecycleStateChange when an object, into the record
+	linRaw              []byte // facets.lineage when an object, into the record
 	fr                  facetRaws
 }
 
@@ -324,7 +327,7 @@ func (d *Decoder) named(n *named, depth int, cols bool) {
 func (d *Decoder) facets(n *named, depth int) {
 	s := &d.s
 	c := s.peek()
-	n.facets, n.col, n.colRaw, n.symRaw, n.lcRaw, n.fr = c, 0, nil, nil, nil, facetRaws{}
+	n.facets, n.col, n.colRaw, n.symRaw, n.lcRaw, n.linRaw, n.fr = c, 0, nil, nil, nil, nil, facetRaws{}
 	switch c {
 	case '{':
 	case 'n':
@@ -344,7 +347,10 @@ func (d *Decoder) facets(n *named, depth int) {
 		case "lifecycleStateChange":
 			n.lcRaw = d.objSpan(depth + 1)
 			continue
-		case "schema", "dataSource", "documentation", "ownership", "version", "sql", "jobType", "sourceCodeLocation":
+		case "lineage":
+			n.linRaw = d.objSpan(depth + 1)
+			continue
+		case "schema", "dataSource", "documentation", "ownership", "version", "sql", "jobType", "sourceCodeLocation", "tags":
 			n.fr.set(string(k), d.objSpan(depth+1))
 			continue
 		default:
@@ -373,6 +379,7 @@ func (d *Decoder) list(v *listSlot, dst *[]Dataset, name string, depth int, comp
 	*dst = (*dst)[:0]
 	if cols {
 		d.cols = d.cols[:0]
+		d.lin = d.lin[:0]
 		d.aout = d.aout[:0]
 		d.lc = d.lc[:0]
 		d.fout = d.fout[:0]
@@ -430,6 +437,9 @@ func (d *Decoder) list(v *listSlot, dst *[]Dataset, name string, depth int, comp
 			} else {
 				d.ain = aliasesOf(d.ain, ds, n.symRaw)
 			}
+		}
+		if cols && !compact && n.linRaw != nil { // an input's lineage facet is not read
+			d.lin = append(d.lin, colRef{out: ds, raw: n.linRaw})
 		}
 		if cols && n.col != 0 { // an input's columnLineage facet is not read
 			d.cols = append(d.cols, colRef{out: ds, raw: n.colRaw})
@@ -658,7 +668,7 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	*ev = Event{
 		Kind: kind, Type: typ, Time: when, RunID: runID, Job: job, Parent: parent, KeyJob: keyJob,
 		Inputs: ev.Inputs[:0], Outputs: ev.Outputs[:0], Datasets: ev.Datasets[:0], Columns: ev.Columns[:0], Aliases: ev.Aliases[:0],
-		Lifecycle: ev.Lifecycle[:0], Facets: ev.Facets[:0], Producer: producer, SchemaURL: schemaURL, Lenient: lenient,
+		Lifecycle: ev.Lifecycle[:0], Facets: ev.Facets[:0], Pairs: ev.Pairs[:0], Producer: producer, SchemaURL: schemaURL, Lenient: lenient,
 	}
 	ms := when.UnixMilli()
 	if kind == KindRun {
@@ -684,6 +694,16 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	ev.Outputs = append(ev.Outputs, d.out...)
 	for _, c := range d.cols {
 		ev.Columns = append(ev.Columns, ColumnLineage{Output: c.out, Raw: append([]byte(nil), c.raw...)})
+	}
+	if t.job.linRaw != nil {
+		var ok bool
+		ev.Pairs, ok = JobLineagePairs(ev.Pairs, t.job.linRaw)
+		ev.Explicit = ev.Explicit || ok
+	}
+	for _, c := range d.lin {
+		var ok bool
+		ev.Pairs, ok = DatasetLineagePairs(ev.Pairs, c.out, c.raw)
+		ev.Explicit = ev.Explicit || ok
 	}
 	return nil
 }

@@ -129,7 +129,13 @@ type Event struct {
 	// Facets are the vertex properties the facets of the event's
 	// datasets (inputs, outputs not DROPped, a DatasetEvent's dataset)
 	// and job give (OpenLineage format only): see [FacetProps].
-	Facets    []FacetProps
+	Facets []FacetProps
+	// Explicit: a LineageJobFacet or an output's LineageDatasetFacet
+	// counts (see [JobLineagePairs]); Pairs are the DatasetPairs they name.
+	// With Explicit, Pairs are the event's DERIVES instead of inputs x
+	// outputs (DESIGN.md, Lineage semantics 5).
+	Explicit  bool
+	Pairs     []DatasetPair
 	Producer  string
 	SchemaURL string
 	Lenient   Leniency // the leniencies the record needed

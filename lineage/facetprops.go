@@ -18,6 +18,7 @@ const (
 	PropProcessingType     = "processingType"     // Job: the jobType facet's processingType
 	PropIntegration        = "integration"        // Job: the jobType facet's integration
 	PropSourceCodeLocation = "sourceCodeLocation" // Job: the sourceCodeLocation facet's url
+	PropTags               = "tags"               // Dataset, Job: JSON array of {key, value, source} (tags facet)
 )
 
 // MaxFacetPropBytes caps one facet property value: a longer one (a huge
@@ -28,13 +29,13 @@ const MaxFacetPropBytes = 16 << 10
 // facetRaws are the raw JSON objects of the facets read as vertex
 // properties (nil when absent or not an object), spans into the record.
 type facetRaws struct {
-	schema, dataSource, documentation, ownership, version, sql, jobType, sourceCodeLocation []byte
+	schema, dataSource, documentation, ownership, version, sql, jobType, sourceCodeLocation, tags []byte
 }
 
 // any reports whether a facet is present.
 func (f *facetRaws) any() bool {
 	return f.schema != nil || f.dataSource != nil || f.documentation != nil || f.ownership != nil ||
-		f.version != nil || f.sql != nil || f.jobType != nil || f.sourceCodeLocation != nil
+		f.version != nil || f.sql != nil || f.jobType != nil || f.sourceCodeLocation != nil || f.tags != nil
 }
 
 // set records the raw object of facet name, if it is one of facetRaws'.
@@ -56,6 +57,8 @@ func (f *facetRaws) set(name string, raw []byte) bool {
 		f.jobType = raw
 	case "sourceCodeLocation":
 		f.sourceCodeLocation = raw
+	case "tags":
+		f.tags = raw
 	default:
 		return false
 	}
@@ -82,6 +85,7 @@ const (
 	fSQL
 	fJobType
 	fSourceCodeLocation
+	fTags
 	fKinds
 )
 
@@ -134,6 +138,8 @@ func interpretFacet(kind int, raw []byte) facetVal {
 		list, listKeys = "fields", []string{"name", "type", "description"}
 	case fOwnership:
 		list, listKeys = "owners", []string{"name", "type"}
+	case fTags:
+		list, listKeys = "tags", []string{"key", "value", "source"}
 	case fDataSource:
 		names = [3]string{"uri", "name"}
 	case fDocumentation:
@@ -222,6 +228,8 @@ func facetPropsOf(dst []FacetProps, memo *facetMemo, label, ns, name string, f *
 	add(PropDescription, doc.v[0], doc.ok[0])
 	own := memo.get(fOwnership, f.ownership)
 	add(PropOwners, own.v[0], own.ok[0])
+	tags := memo.get(fTags, f.tags)
+	add(PropTags, tags.v[0], tags.ok[0])
 	if len(fp.Props) == 0 && fp.Capped == 0 {
 		return dst
 	}

@@ -31,7 +31,45 @@ func appendRun(dst []byte, r *run) []byte {
 	dst = appendRefs(dst, r.Inputs)
 	dst = appendRefs(dst, r.Outputs)
 	dst = appendRunVertex(dst, &r.RV)
-	return appendCols(dst, r.Cols)
+	dst = appendCols(dst, r.Cols)
+	return appendPairs(dst, r.Explicit, r.Pairs)
+}
+
+// appendPairs appends a run's explicit lineage (after its field pairs
+// and their properties; a value written before it has none).
+func appendPairs(dst []byte, explicit bool, pairs []semantics.PairRef) []byte {
+	if !explicit {
+		return dst
+	}
+	dst = enc.AppendBool(dst, explicit)
+	dst = enc.AppendVarint(dst, int64(len(pairs)))
+	for _, p := range pairs {
+		dst = enc.AppendString(dst, p.In.D.Namespace)
+		dst = enc.AppendString(dst, p.In.D.Name)
+		dst = enc.AppendString(dst, p.Out.D.Namespace)
+		dst = enc.AppendString(dst, p.Out.D.Name)
+	}
+	return dst
+}
+
+// readPairs reads what appendPairs wrote, if anything is left.
+func readPairs(rd *enc.Reader, ids *semantics.IDs) (bool, []semantics.PairRef) {
+	if !rd.OK() || rd.Len() == 0 {
+		return false, nil
+	}
+	explicit := rd.Byte() == 1
+	n := rd.Varint()
+	if n < 0 || n > int64(rd.Len()) {
+		failReader(rd)
+		return false, nil
+	}
+	pairs := make([]semantics.PairRef, 0, n)
+	for i := int64(0); i < n && rd.OK(); i++ {
+		p := lineage.DatasetPair{In: lineage.Dataset{Namespace: rd.String(), Name: rd.String()},
+			Out: lineage.Dataset{Namespace: rd.String(), Name: rd.String()}}
+		pairs = append(pairs, ids.Pair(p))
+	}
+	return explicit, pairs
 }
 
 func appendRefs(dst []byte, set []semantics.DatasetRef) []byte {
@@ -79,6 +117,7 @@ func decodeRun(id string, b []byte, ids *semantics.IDs) (*run, error) {
 	r.Outputs = readRefs(&rd, ids)
 	readRunVertex(&rd, &r.RV, ids)
 	r.Cols = readCols(&rd, ids)
+	r.Explicit, r.Pairs = readPairs(&rd, ids)
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}

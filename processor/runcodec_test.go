@@ -21,6 +21,7 @@ func codecRuns(ids *semantics.IDs) []*run {
 	done.Status, done.HasC, done.MinC, done.MaxC = semantics.StatusCommitted, true, -3, 1<<40
 	done.Inputs, done.Outputs = []semantics.DatasetRef{ids.Ref(in)}, []semantics.DatasetRef{ids.Ref(out)}
 	done.Cols = []semantics.ColRef{ids.Col(lineage.FieldEdge{In: in, InField: "a", Out: out, OutField: "b", TransformationType: "DIRECT"}, 10)}
+	done.Explicit, done.Pairs = true, []semantics.PairRef{ids.Pair(lineage.DatasetPair{In: in, Out: out})}
 
 	closed := &run{Run: semantics.StartRun("r3", j, ids.Job(j))}
 	closed.Status = semantics.StatusClosed
@@ -45,7 +46,8 @@ func TestRunCodec(t *testing.T) {
 		if got.ID != r.ID || got.Status != r.Status || got.Job != r.Job || got.JobID != r.JobID || got.pin != r.pin ||
 			got.handoff != r.handoff || got.lastArrival != r.lastArrival || got.MinC != r.MinC || got.MaxC != r.MaxC ||
 			len(got.Inputs) != len(r.Inputs) || len(got.Outputs) != len(r.Outputs) || len(got.Cols) != len(r.Cols) ||
-			len(got.RV.Reads) != len(r.RV.Reads) || got.RV.EndMax != r.RV.EndMax {
+			len(got.RV.Reads) != len(r.RV.Reads) || got.RV.EndMax != r.RV.EndMax ||
+			got.Explicit != r.Explicit || len(got.Pairs) != len(r.Pairs) {
 			t.Errorf("%s: decoded %+v, want %+v", r.ID, got, r)
 		}
 		for i := range r.Cols {
@@ -54,6 +56,11 @@ func TestRunCodec(t *testing.T) {
 			want.E.TransformationType, want.E.TransformationDescription = "", ""
 			if got.Cols[i] != want || want.Props == "" {
 				t.Errorf("%s: pair %d = %+v, want %+v", r.ID, i, got.Cols[i], r.Cols[i])
+			}
+		}
+		for i := range r.Pairs {
+			if got.Pairs[i] != r.Pairs[i] {
+				t.Errorf("%s: explicit pair %d = %+v, want %+v", r.ID, i, got.Pairs[i], r.Pairs[i])
 			}
 		}
 		if again := appendRun(nil, got); !bytes.Equal(again, v) {

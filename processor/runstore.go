@@ -220,14 +220,14 @@ func (s *Shard) saveRuns(ctx context.Context) error {
 }
 
 // cutRun encodes r for the store within MaxRunItemBytes: its column pairs
-// go first, then datasets from the end of its lists, counted in
+// and explicit-lineage pairs go first, then datasets from the end of its lists, counted in
 // lineage_budget_total{budget="run_store_item"} (the local copy keeps
 // them: only a new owner after a shard move misses them).
 func (s *Shard) cutRun(r *run) []byte {
 	c := *r
-	c.Cols = nil
+	c.Cols, c.Pairs = nil, nil
 	v := appendRun(nil, &c)
-	cut := int64(len(r.Cols))
+	cut := int64(len(r.Cols) + len(r.Pairs))
 	for len(v) > MaxRunItemBytes && len(c.Inputs)+len(c.Outputs) > 0 {
 		// Drop in proportion to the excess, at least one.
 		n := max(1, (len(c.Inputs)+len(c.Outputs))*(len(v)-MaxRunItemBytes)/len(v)+1)

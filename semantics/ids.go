@@ -62,6 +62,17 @@ type DatasetRef struct {
 	ID string
 }
 
+// PairRef is one explicit-lineage pair (lineage.DatasetPair) with its
+// vertex ids.
+type PairRef struct {
+	In, Out DatasetRef
+}
+
+// Pair returns p with its vertex ids.
+func (m *IDs) Pair(p lineage.DatasetPair) PairRef {
+	return PairRef{In: m.Ref(p.In), Out: m.Ref(p.Out)}
+}
+
 // ColRef is one input field -> output field pair of a run (or JobEvent)
 // with the vertex ids it needs.
 type ColRef struct {

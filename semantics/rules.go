@@ -60,7 +60,23 @@ func (x *Rules) jobEvent(ev *lineage.Event, bucket int64, em Emitter) {
 	for _, c := range x.eventCols(ev) {
 		cols = append(cols, x.ids.Col(c, t))
 	}
-	x.emit(em, &e, ins, outs, 0, 0, cols, 0)
+	var pairs []PairRef
+	if ev.Explicit {
+		pairs = make([]PairRef, 0, len(ev.Pairs))
+		for _, p := range ev.Pairs {
+			pairs = append(pairs, x.ids.Pair(p))
+		}
+	}
+	x.emit(em, &e, ins, outs, 0, 0, cols, 0, lineageOf{ev.Explicit, pairs, 0})
+}
+
+// lineageOf is how an emission derives its outputs: the product of its
+// inputs and outputs, or (explicit) the pairs[newPair:] named by
+// explicit-lineage facets.
+type lineageOf struct {
+	explicit bool
+	pairs    []PairRef
+	newPair  int
 }
 
 // runEvent folds RunEvent ev into its run r and emits the edges it makes
@@ -70,7 +86,7 @@ func (x *Rules) runEvent(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
 	if r.Status == StatusClosed {
 		return
 	}
-	oldIn, oldOut, oldCols := len(r.Inputs), len(r.Outputs), len(r.Cols)
+	oldIn, oldOut, oldCols, oldPairs := len(r.Inputs), len(r.Outputs), len(r.Cols), len(r.Pairs)
 	x.addEvent(r, ev, x.eventCols(ev), em)
 
 	t := ev.Time.UnixMilli()
@@ -81,7 +97,7 @@ func (x *Rules) runEvent(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
 		if strict && (ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort) {
 			// A streaming run's committed edges stay: it only stops.
 			r.Status = StatusClosed
-			r.Inputs, r.Outputs, r.inIdx, r.outIdx, r.Cols, r.colIdx = nil, nil, nil, nil, nil, nil
+			r.Inputs, r.Outputs, r.inIdx, r.outIdx, r.Cols, r.colIdx, r.Pairs = nil, nil, nil, nil, nil, nil, nil
 			em.Transition(r, from, StatusClosed)
 			return
 		}
@@ -116,9 +132,9 @@ func (x *Rules) runEvent(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
 	e := emission{bucket: bucket, from: FromRun, job: r.Job, jobID: r.JobID, first: r.MinC, last: r.MaxC, runID: r.ID}
 	if changed || r.Reemit {
 		r.Reemit = false
-		x.emit(em, &e, r.Inputs, r.Outputs, 0, 0, r.Cols, 0)
+		x.emit(em, &e, r.Inputs, r.Outputs, 0, 0, r.Cols, 0, lineageOf{r.Explicit, r.Pairs, 0})
 	} else {
-		x.emit(em, &e, r.Inputs, r.Outputs, oldIn, oldOut, r.Cols, oldCols)
+		x.emit(em, &e, r.Inputs, r.Outputs, oldIn, oldOut, r.Cols, oldCols, lineageOf{r.Explicit, r.Pairs, oldPairs})
 	}
 }
 
@@ -133,6 +149,27 @@ func (x *Rules) addEvent(r *Run, ev *lineage.Event, cols []lineage.FieldEdge, em
 	}
 	if n := x.addCols(r, cols, x.cfg.runRoom(len(r.Cols)), ev.Time.UnixMilli()); n > 0 {
 		em.Count(CountRunFieldsDropped, int64(n))
+	}
+	// Explicit lineage counts while the run is open (before it commits
+	// or turns streaming, its DERIVES not yet written) or once it is
+	// explicit; a committed run's product stays.
+	if ev.Explicit && (r.Status == StatusOpen || r.Explicit) {
+		r.Explicit = true
+		dropped := 0
+		for _, p := range ev.Pairs {
+			pr := x.ids.Pair(p)
+			if hasPair(r.Pairs, pr) {
+				continue
+			}
+			if x.cfg.runRoom(len(r.Pairs)) <= 0 {
+				dropped++
+				continue
+			}
+			r.Pairs = append(r.Pairs, pr)
+		}
+		if dropped > 0 {
+			em.Count(CountRunDatasetsDropped, int64(dropped))
+		}
 	}
 }
 
@@ -152,8 +189,8 @@ type emission struct {
 // vertices; then the column lineage of cols[newCol:] (emitCols). Past
 // MaxEmissionEdges edges the remaining DERIVES edges and field pairs are
 // left out and counted.
-func (x *Rules) emit(em Emitter, e *emission, ins, outs []DatasetRef, newIn, newOut int, cols []ColRef, newCol int) {
-	if newIn >= len(ins) && newOut >= len(outs) && newCol >= len(cols) {
+func (x *Rules) emit(em Emitter, e *emission, ins, outs []DatasetRef, newIn, newOut int, cols []ColRef, newCol int, lin lineageOf) {
+	if newIn >= len(ins) && newOut >= len(outs) && newCol >= len(cols) && lin.newPair >= len(lin.pairs) {
 		return
 	}
 	em.Touch(e.bucket, e.from)
@@ -178,7 +215,25 @@ func (x *Rules) emit(em Emitter, e *emission, ins, outs []DatasetRef, newIn, new
 			em.MaySpill()
 		}
 	}
+	for k := lin.newPair; lin.explicit && k < len(lin.pairs); k++ {
+		p := &lin.pairs[k]
+		if p.In.ID == p.Out.ID {
+			continue
+		}
+		if maxEdges > 0 && edges >= maxEdges {
+			dropped++
+			continue
+		}
+		em.AddVertex(e.bucket, lineage.Vertex{ID: p.In.ID, Label: lineage.LabelDataset, Namespace: p.In.D.Namespace, Name: p.In.D.Name})
+		em.AddVertex(e.bucket, lineage.Vertex{ID: p.Out.ID, Label: lineage.LabelDataset, Namespace: p.Out.D.Namespace, Name: p.Out.D.Name})
+		em.AddEdge(e.bucket, lineage.EdgeDerives, p.In.ID, p.Out.ID, e.first, e.last, e.runID)
+		edges++
+		em.MaySpill()
+	}
 	for i := range ins {
+		if lin.explicit {
+			break
+		}
 		for j := range outs {
 			if (i >= newIn || j >= newOut) && ins[i].ID != outs[j].ID {
 				if maxEdges > 0 && edges >= maxEdges {

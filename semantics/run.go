@@ -57,6 +57,11 @@ type Run struct {
 	// Cols are the run's column lineage pairs (columnLineage facets of
 	// its events).
 	Cols []ColRef
+	// Explicit: an event folded while the run was open (or already
+	// explicit) carried explicit-lineage facets: its DERIVES are Pairs,
+	// not Inputs x Outputs (DESIGN.md, Lineage semantics 5).
+	Explicit bool
+	Pairs    []PairRef
 	// RV is what the run's Run vertex needs.
 	RV RunVertexState
 
@@ -143,6 +148,24 @@ func addAll(ids *IDs, rs *[]DatasetRef, idx *map[string]struct{}, ds []lineage.D
 	return dropped
 }
 
+// hasPair reports whether ps holds p.
+func hasPair(ps []PairRef, p PairRef) bool {
+	for i := range ps {
+		if ps[i].In.ID == p.In.ID && ps[i].Out.ID == p.Out.ID {
+			return true
+		}
+	}
+	return false
+}
+
+// addPair appends p to ps unless it is there.
+func addPair(ps []PairRef, p PairRef) []PairRef {
+	if hasPair(ps, p) {
+		return ps
+	}
+	return append(ps, p)
+}
+
 // Merge folds r into x: the same run held by two holders (both parents
 // of a shard merge). FAIL/ABORT first anywhere closes it; otherwise the
 // most advanced status and the union of the datasets and stamps.
@@ -166,6 +189,10 @@ func (x *Run) Merge(r *Run) {
 		if !contains(x.Outputs, d.ID) {
 			x.Outputs = append(x.Outputs, d)
 		}
+	}
+	x.Explicit = x.Explicit || r.Explicit
+	for _, p := range r.Pairs {
+		x.Pairs = addPair(x.Pairs, p)
 	}
 	if r.HasC {
 		if !x.HasC {

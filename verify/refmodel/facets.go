@@ -66,6 +66,8 @@ func facetProps(raw json.RawMessage, job bool, t int64) []lineage.Prop {
 	add(lineage.PropDescription, v, ok)
 	v, ok = list(facet("ownership"), "owners", "name", "type")
 	add(lineage.PropOwners, v, ok)
+	v, ok = list(facet("tags"), "tags", "key", "value", "source")
+	add(lineage.PropTags, v, ok)
 	return ps
 }
 

@@ -30,7 +30,7 @@ var generated = []struct {
 }
 
 // Fixtures with a golden graph (<name>.expected.json, policy strict).
-var golden = []string{"handwritten", "spark-pipeline"}
+var golden = []string{"handwritten", "spark-pipeline", "explicit-lineage"}
 
 func TestGoldenGeneratedFixtures(t *testing.T) {
 	t.Parallel()

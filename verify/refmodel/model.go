@@ -63,9 +63,14 @@ type run struct {
 	// streaming: an event before the first terminal one (not itself
 	// terminal) said jobType.processingType STREAMING (strict policy).
 	streaming bool
-	stamped   bool
-	first     int64
-	last      int64
+	// decided: the run left open (committed, streaming or ended): from
+	// then on explicit-lineage facets count only if it is explicit.
+	decided  bool
+	explicit bool
+	pairs    map[lineage.DatasetPair]struct{}
+	stamped  bool
+	first    int64
+	last     int64
 
 	// Run vertex and its edges (every run, whatever its outcome).
 	props         lineage.Props
@@ -170,7 +175,7 @@ func (m *Model) Add(data []byte) {
 	case lineage.KindDataset:
 		lineage.MergeVertexInto(m.vertices, lineage.DatasetVertex(ev.dataset))
 	case lineage.KindJob:
-		m.addEdges(m.jobEdges, m.vertices, ev.job, ev.inputs, ev.outputs, ev.time, ev.time, "")
+		m.addEdges(m.jobEdges, m.vertices, ev.job, ev.inputs, ev.outputs, ev.explicit, ev.pairs, ev.time, ev.time, "")
 		fs := make([]fieldPair, len(ev.fields))
 		ps := make([]lineage.Props, len(ev.fields))
 		for i, f := range ev.fields {
@@ -208,6 +213,18 @@ func (m *Model) Add(data []byte) {
 					r.fields[f.key()] = f.props(ev.time)
 				}
 			}
+			if ev.explicit && (!r.decided || r.explicit) {
+				r.explicit = true
+				if r.pairs == nil {
+					r.pairs = map[lineage.DatasetPair]struct{}{}
+				}
+				for _, p := range ev.pairs {
+					r.pairs[p] = struct{}{}
+				}
+			}
+		}
+		if m.any || term != "" || r.streaming {
+			r.decided = true
 		}
 		r.terminal = term
 		if m.failedRuns && !m.any && (term == lineage.TypeFail || term == lineage.TypeAbort) {
@@ -274,7 +291,11 @@ func (m *Model) Graph() *Graph {
 		if !m.any && r.terminal != lineage.TypeComplete && !r.streaming {
 			continue
 		}
-		m.addEdges(g.Edges, g.Vertices, r.job, setList(r.inputs), setList(r.outputs), r.first, r.last, r.id)
+		pairs := make([]lineage.DatasetPair, 0, len(r.pairs))
+		for p := range r.pairs {
+			pairs = append(pairs, p)
+		}
+		m.addEdges(g.Edges, g.Vertices, r.job, setList(r.inputs), setList(r.outputs), r.explicit, pairs, r.first, r.last, r.id)
 		fs := make([]fieldPair, 0, len(r.fields))
 		ps := make([]lineage.Props, 0, len(r.fields))
 		for f, p := range r.fields {
@@ -293,8 +314,10 @@ func setList(s map[lineage.Dataset]struct{}) []lineage.Dataset {
 	return out
 }
 
-// addEdges adds the edges of one committed run (or JobEvent) of job j.
-func (m *Model) addEdges(edges map[string]lineage.Edge, vertices map[string]lineage.Vertex, j lineage.Job, inputs, outputs []lineage.Dataset, first, last int64, runID string) {
+// addEdges adds the edges of one committed run (or JobEvent) of job j:
+// INPUT_TO, OUTPUTS, and DERIVES from every input to every output, or,
+// explicit, from the pairs its explicit-lineage facets named.
+func (m *Model) addEdges(edges map[string]lineage.Edge, vertices map[string]lineage.Vertex, j lineage.Job, inputs, outputs []lineage.Dataset, explicit bool, pairs []lineage.DatasetPair, first, last int64, runID string) {
 	jv := lineage.JobVertex(j)
 	add := func(label string, out, in lineage.Vertex) {
 		e := lineage.NewEdge(label, out.ID, in.ID, first, last, runID)
@@ -311,6 +334,17 @@ func (m *Model) addEdges(edges map[string]lineage.Edge, vertices map[string]line
 	}
 	for _, o := range outputs {
 		add(lineage.EdgeOutputs, jv, lineage.DatasetVertex(o))
+	}
+	if explicit {
+		if len(pairs) > 0 {
+			lineage.MergeVertexInto(vertices, jv)
+		}
+		for _, p := range pairs {
+			if p.In != p.Out {
+				add(lineage.EdgeDerives, lineage.DatasetVertex(p.In), lineage.DatasetVertex(p.Out))
+			}
+		}
+		return
 	}
 	for _, i := range inputs {
 		for _, o := range outputs {
@@ -358,6 +392,10 @@ type event struct {
 	fields          []fieldPair // the outputs' columnLineage facets
 	facets          []facetOf   // facet properties of its datasets and job
 	streaming       bool        // its job's jobType facet says processingType STREAMING
+	// explicit: its job's LineageJobFacet or an output's
+	// LineageDatasetFacet counts; pairs: the dataset pairs they name.
+	explicit bool
+	pairs    []lineage.DatasetPair
 
 	// the parent run facet (RunEvents), read leniently
 	hasParent   bool
@@ -564,5 +602,41 @@ func parse(data []byte) (*event, error) {
 		return nil, err
 	}
 	ev.aliases = append(inAl, outAl...)
+	ev.explicitLineage(top)
 	return ev, nil
+}
+
+// explicitLineage reads the explicit-lineage facets of the job and of the
+// outputs that are not DROPped.
+func (ev *event) explicitLineage(top object) {
+	facet := func(raw json.RawMessage) json.RawMessage {
+		var o, f map[string]json.RawMessage
+		if json.Unmarshal(raw, &o) != nil || json.Unmarshal(o["facets"], &f) != nil {
+			return nil
+		}
+		if l := f["lineage"]; len(l) > 0 && l[0] == '{' {
+			return l
+		}
+		return nil
+	}
+	var ok bool
+	if raw := facet(top["job"]); raw != nil {
+		ev.pairs, ok = lineage.JobLineagePairs(ev.pairs, raw)
+		ev.explicit = ev.explicit || ok
+	}
+	var items []json.RawMessage
+	_ = json.Unmarshal(top["outputs"], &items)
+	for _, it := range items {
+		if lifecycleState(it) == lineage.LifecycleDrop {
+			continue
+		}
+		raw := facet(it)
+		if raw == nil {
+			continue
+		}
+		var d struct{ Namespace, Name string }
+		_ = json.Unmarshal(it, &d)
+		ev.pairs, ok = lineage.DatasetLineagePairs(ev.pairs, lineage.Dataset{Namespace: d.Namespace, Name: d.Name}, raw)
+		ev.explicit = ev.explicit || ok
+	}
 }
