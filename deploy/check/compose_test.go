@@ -82,7 +82,7 @@ func TestCompose(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if got, want := strings.Join(names, " "), "gremlin lineageflow localstack redis replay verify"; got != want {
+	if got, want := strings.Join(names, " "), "collect gremlin lineageflow localstack redis replay verify"; got != want {
 		t.Fatalf("services %q, want %q", got, want)
 	}
 	ls, gr, app, rp, vf := c.Services["localstack"], c.Services["gremlin"], c.Services["lineageflow"], c.Services["replay"], c.Services["verify"]
@@ -172,6 +172,31 @@ func TestCompose(t *testing.T) {
 		t.Errorf("verify reads %q, the service writes %q", got, want)
 	}
 	checkFixtureArgs(t, "verify", vf)
+
+	// The collector: `lineageflow collect` on the stream the service reads,
+	// with a key (it listens beyond loopback in its container), published,
+	// after the replay created the stream.
+	col := c.Services["collect"]
+	if len(col.Command) != 1 || col.Command[0] != "collect" || col.Image != app.Image {
+		t.Errorf("collect: command %v image %q", col.Command, col.Image)
+	}
+	checkEnv(t, "compose collect", "collect", col.Environment, "LINEAGEFLOW_STREAM", "LINEAGEFLOW_REGION",
+		"LINEAGEFLOW_KINESIS_ENDPOINT", "LINEAGEFLOW_HTTP_ADDR", "LINEAGEFLOW_API_KEYS")
+	for _, k := range []string{"LINEAGEFLOW_STREAM", "LINEAGEFLOW_REGION", "LINEAGEFLOW_KINESIS_ENDPOINT"} {
+		if col.Environment[k] != env[k] {
+			t.Errorf("collect %s = %q, the service has %q", k, col.Environment[k], env[k])
+		}
+	}
+	if p := strings.TrimPrefix(col.Environment["LINEAGEFLOW_HTTP_ADDR"], ":"); !publishes(t, "collect", col)[p] {
+		t.Errorf("collect: port %s not published", p)
+	}
+	if col.DependsOn["replay"].Condition != "service_completed_successfully" {
+		t.Errorf("collect depends_on %v: want replay completed (it creates the stream)", col.DependsOn)
+	}
+	grace = parseDuration(t, "LINEAGEFLOW_SHUTDOWN_GRACE", col.Environment["LINEAGEFLOW_SHUTDOWN_GRACE"])
+	if sg := parseDuration(t, "stop_grace_period", col.StopGrace); sg < grace+5*time.Second {
+		t.Errorf("collect stop_grace_period %v < shutdown-grace %v + 5s", sg, grace)
+	}
 }
 
 // checkFixtureArgs: the command's files are exactly testdata/*.ndjson,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -42,6 +43,10 @@ func decodeStrict(doc []byte) (any, error) {
 	switch meta.APIVersion + "/" + meta.Kind {
 	case "apps/v1/StatefulSet":
 		obj = &appsv1.StatefulSet{}
+	case "apps/v1/Deployment":
+		obj = &appsv1.Deployment{}
+	case "autoscaling/v2/HorizontalPodAutoscaler":
+		obj = &autoscalingv2.HorizontalPodAutoscaler{}
 	case "v1/Service":
 		obj = &corev1.Service{}
 	case "v1/ServiceAccount":

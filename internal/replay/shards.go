@@ -161,3 +161,24 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// ShardMap maps partition keys to the stream's open shards as Kinesis does
+// (MD5 of the key in the shards' hash key ranges), for producers that group
+// records by shard before KPL-aggregating them (lineageflow collect).
+type ShardMap struct{ m *shardMap }
+
+// LoadShardMap lists the stream's open shards.
+func LoadShardMap(ctx context.Context, c Client, stream string) (*ShardMap, error) {
+	m, err := loadShards(ctx, c, stream)
+	if err != nil {
+		return nil, err
+	}
+	return &ShardMap{m}, nil
+}
+
+// Shard returns the index of key's shard (0 for a key in a gap, seen only
+// while a resharding is half listed).
+func (s *ShardMap) Shard(key string) int { return s.m.shard(key) }
+
+// Len returns the number of open shards.
+func (s *ShardMap) Len() int { return s.m.len() }
