@@ -373,6 +373,8 @@ type SearchResult struct {
 	Namespace    string     `json:"namespace"`
 	Name         string     `json:"name"`
 	MatchedAlias *AliasName `json:"matchedAlias"`
+	// Matched says what matched: name, alias, uri, namespace or glueTable.
+	Matched string `json:"matched"`
 }
 
 // AliasName names a DatasetAlias.
@@ -398,12 +400,12 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	hits, _ := search(nm, q, limit, "")
+	hits := find(nm, q, limit)
 	out := struct {
 		Results []SearchResult `json:"results"`
 	}{Results: make([]SearchResult, 0, len(hits))}
 	for _, h := range hits {
-		sr := SearchResult{ID: h.ref.NodeID(), Type: h.ref.Type(), Namespace: h.ref.Namespace, Name: h.ref.Name}
+		sr := SearchResult{ID: h.ref.NodeID(), Type: h.ref.Type(), Namespace: h.ref.Namespace, Name: h.ref.Name, Matched: h.matched}
 		if h.alias != nil {
 			sr.MatchedAlias = &AliasName{Namespace: h.alias.Namespace, Name: h.alias.Name}
 		}

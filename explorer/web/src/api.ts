@@ -64,6 +64,7 @@ export interface SearchResult {
   namespace: string;
   name: string;
   matchedAlias?: { namespace: string; name: string } | null;
+  matched?: 'name' | 'alias' | 'uri' | 'namespace' | 'glueTable';
 }
 
 /** An error answer of the API (JSON {code, message}) or a network failure. */
