@@ -42,6 +42,8 @@ func TestOpenAPI(t *testing.T) {
 	for _, path := range []string{
 		"/api/lf/v1/lineage?nodeId=" + ds + "&up=2&down=2",
 		"/api/lf/v1/lineage?nodeId=" + ds + "&maxNodes=2",
+		"/api/lf/v1/lineage?nodeId=" + ds + "&up=2&down=2&asOf=1500",
+		"/api/lf/v1/lineage?nodeId=" + ds + "&asOf=x",
 		"/api/lf/v1/lineage?nodeId=" + ds + "&up=99",
 		"/api/lf/v1/lineage?nodeId=" + url.QueryEscape("dataset:ns1:nope"),
 		"/api/lf/v1/node?nodeId=" + job,

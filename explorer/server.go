@@ -51,6 +51,10 @@ type Config struct {
 	// 500 ms); Heartbeat how often an idle watch stream gets an SSE comment
 	// (default 15 s).
 	PollInterval, Heartbeat time.Duration
+	// StaleAfter: a lineage edge not seen for this long (by its lastSeen,
+	// before now or the asked time) is stale, left out of lineage answers
+	// unless stale=show (0: no edge is stale).
+	StaleAfter time.Duration
 	// UI serves every non-API path (nil: 404).
 	UI http.Handler
 	// Logger receives the server's logs (default slog.Default()).
@@ -101,8 +105,8 @@ func (c Config) Validate() error {
 	if c.MaxNodes < c.DefaultMaxNodes {
 		bad("MaxNodes (%d, -explorer-max-nodes) is below DefaultMaxNodes (%d, the maxNodes of a request that gives none): raise it", c.MaxNodes, c.DefaultMaxNodes)
 	}
-	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.IndexLateness < 0 || c.IndexFullRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 {
-		bad("RequestTimeout, IndexRefresh, IndexLateness, IndexFullRefresh and Heartbeat must be positive, PollInterval at least 10ms")
+	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.IndexLateness < 0 || c.IndexFullRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 || c.StaleAfter < 0 {
+		bad("RequestTimeout, IndexRefresh, IndexLateness, IndexFullRefresh, Heartbeat and StaleAfter must be positive, PollInterval at least 10ms")
 	}
 	if c.IndexFullRefresh < c.IndexRefresh {
 		bad("IndexFullRefresh (%v, -explorer-index-full-refresh) is below IndexRefresh (%v, -explorer-index-refresh): a full reload cannot be more frequent than the incremental one", c.IndexFullRefresh, c.IndexRefresh)
@@ -330,6 +334,9 @@ func (s *Server) lineageQuery(r *http.Request) (LineageQuery, error) {
 		return q, err
 	}
 	if _, err := parseNodeID(q.NodeID, false); err != nil {
+		return q, err
+	}
+	if q.Time, err = s.timeFilter(r, time.Now()); err != nil {
 		return q, err
 	}
 	return q, nil
