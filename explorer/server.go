@@ -33,6 +33,8 @@ type Config struct {
 	DefaultMaxNodes, MaxNodes int
 	// MaxDepth is the largest up/down/depth accepted (default 20).
 	MaxDepth int
+	// MaxImpact is the most nodes one impact list holds (default 10,000).
+	MaxImpact int
 	// CountCap bounds every degree count and edge scan of one vertex
 	// (default 100,000): a hub costs at most this much per read.
 	CountCap int
@@ -78,6 +80,7 @@ func (c Config) WithDefaults() Config {
 	def(&c.DefaultMaxNodes, 300)
 	def(&c.MaxNodes, 2000)
 	def(&c.MaxDepth, 20)
+	def(&c.MaxImpact, 10_000)
 	def(&c.CountCap, 100_000)
 	def(&c.RunScan, 1000)
 	defd(&c.RequestTimeout, 10*time.Second)
@@ -99,8 +102,8 @@ func (c Config) Validate() error {
 	if c.Dialer == nil {
 		bad("Dialer is nil: build one with graph.NewDialer for the Gremlin endpoint")
 	}
-	if c.Connections < 1 || c.MaxFanOut < 1 || c.DefaultMaxNodes < 1 || c.MaxDepth < 1 || c.CountCap < 1 || c.RunScan < 1 {
-		bad("Connections, MaxFanOut, DefaultMaxNodes, MaxDepth, CountCap and RunScan must be positive")
+	if c.Connections < 1 || c.MaxFanOut < 1 || c.DefaultMaxNodes < 1 || c.MaxDepth < 1 || c.CountCap < 1 || c.RunScan < 1 || c.MaxImpact < 1 {
+		bad("Connections, MaxFanOut, DefaultMaxNodes, MaxDepth, CountCap, RunScan and MaxImpact must be positive")
 	}
 	if c.MaxNodes < c.DefaultMaxNodes {
 		bad("MaxNodes (%d, -explorer-max-nodes) is below DefaultMaxNodes (%d, the maxNodes of a request that gives none): raise it", c.MaxNodes, c.DefaultMaxNodes)
@@ -242,6 +245,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/lf/v1/column-lineage", s.handleColumnLineage)
 	m.HandleFunc("GET /api/lf/v1/watch", s.handleWatch)
 	m.HandleFunc("GET /api/lf/v1/health", s.handleHealth)
+	m.HandleFunc("GET /api/lf/v1/impact", s.handleImpact)
 	s.marquezRoutes(m)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), "")
