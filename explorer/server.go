@@ -121,12 +121,13 @@ func (c Config) Validate() error {
 // Marquez-compatible routes under /api/v1 and ours under /api/lf/v1 (see
 // explorer/openapi.yaml). It never writes to the graph.
 type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	graph *graph
-	index *index
-	hub   *hub
-	mux   *http.ServeMux
+	cfg     Config
+	log     *slog.Logger
+	graph   *graph
+	index   *index
+	hub     *hub
+	landing *landingCache
+	mux     *http.ServeMux
 
 	stop    context.CancelFunc
 	bg      sync.WaitGroup
@@ -140,7 +141,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, index: newIndex()}
+	s := &Server{cfg: cfg, log: cfg.Logger, index: newIndex(), landing: newLandingCache()}
 	s.graph = &graph{dialer: cfg.Dialer, conns: cfg.Connections, timeout: cfg.RequestTimeout, log: cfg.Logger}
 	s.bgCtx, s.stop = context.WithCancel(context.Background())
 	s.hub = newHub(s)
@@ -158,6 +159,7 @@ func New(cfg Config) (*Server, error) {
 // range index: there the edge scan of loadNew costs more than the id scan
 // of a full load, bench/RESULTS.md).
 func (s *Server) Start() {
+	s.startLanding()
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
@@ -246,6 +248,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/lf/v1/watch", s.handleWatch)
 	m.HandleFunc("GET /api/lf/v1/health", s.handleHealth)
 	m.HandleFunc("GET /api/lf/v1/impact", s.handleImpact)
+	m.HandleFunc("GET /api/lf/v1/landing", s.handleLanding)
+	m.HandleFunc("GET /api/lf/v1/namespaces", s.handleNamespaces)
+	m.HandleFunc("GET /api/lf/v1/browse", s.handleBrowse)
 	s.marquezRoutes(m)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), "")
