@@ -77,7 +77,7 @@ func (s *Server) refreshLanding(ctx context.Context) error {
 	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		__ := gremlingo.T__
 		return g.V().HasLabel(lineage.LabelRun).Has(lineage.PropState, string(lineage.TypeFail)).
-			Order().By(__.Coalesce(__.Values(lineage.PropUpdatedAt), __.Constant(int64(0))), gremlingo.Order.Desc).Limit(landingItems * 4).
+			Order().By(__.Coalesce(__.Values(lineage.PropUpdatedAt), __.Constant(int64(0))), gremlingo.Order.Desc).Limit(landingItems*4).
 			Project("job", "p").By(__.Out(edgeRunOf).Id().Limit(1).Fold()).By(__.ValueMap(lineage.PropRunID, lineage.PropUpdatedAt, lineage.PropErrorMessage))
 	})
 	var failed []FailedJob
@@ -115,7 +115,7 @@ func (s *Server) refreshLanding(ctx context.Context) error {
 	if err == nil {
 		rows, err = s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 			__ := gremlingo.T__
-			return g.E().HasLabel(walkLabels...).Has(lineage.PropLastSeen).Order().By(lineage.PropLastSeen, gremlingo.Order.Desc).Limit(landingItems * 4).
+			return g.E().HasLabel(walkLabels...).Has(lineage.PropLastSeen).Order().By(lineage.PropLastSeen, gremlingo.Order.Desc).Limit(landingItems*4).
 				Project("o", "i", "l").By(__.OutV().Id()).By(__.InV().Id()).By(__.Values(lineage.PropLastSeen))
 		})
 		if err == nil {

@@ -48,6 +48,7 @@ func TestOpenAPI(t *testing.T) {
 		"/api/lf/v1/impact?nodeId=" + ds + "&depth=3&format=csv",
 		"/api/lf/v1/impact?nodeId=" + ds + "&direction=left",
 		"/api/lf/v1/landing",
+		"/api/lf/v1/neighbors?nodeId=" + job + "&direction=up&q=a&limit=1",
 		"/api/lf/v1/namespaces",
 		"/api/lf/v1/browse?namespace=ns1&type=JOB&sort=-name&limit=1",
 		"/api/lf/v1/browse?namespace=ns1&sort=size",

@@ -251,6 +251,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/lf/v1/landing", s.handleLanding)
 	m.HandleFunc("GET /api/lf/v1/namespaces", s.handleNamespaces)
 	m.HandleFunc("GET /api/lf/v1/browse", s.handleBrowse)
+	m.HandleFunc("GET /api/lf/v1/neighbors", s.handleNeighbors)
 	s.marquezRoutes(m)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), "")
