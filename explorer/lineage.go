@@ -37,6 +37,7 @@ type LineageQuery struct {
 	NodeID   string
 	Up, Down int // hops upstream and downstream, 0..MaxDepth
 	MaxNodes int // at most this many nodes in the answer
+	Time     TimeFilter
 }
 
 // Lineage is the answer of /api/lf/v1/lineage (see explorer/openapi.yaml).
@@ -45,7 +46,11 @@ type Lineage struct {
 	Nodes     []LineageNode `json:"nodes"`
 	Edges     []LineageEdge `json:"edges"`
 	Truncated bool          `json:"truncated"`
-	Version   string        `json:"version"`
+	// HiddenEdges counts the lineage edges of the walked nodes (in the
+	// walk's directions) that the time filter left out; Time echoes it.
+	HiddenEdges int64       `json:"hiddenEdges"`
+	Time        *TimeFilter `json:"time,omitempty"`
+	Version     string      `json:"version"`
 
 	vertexIDs []string // of Nodes, same order (for the Marquez answer)
 }
@@ -138,23 +143,38 @@ type nodeState struct {
 type levelRow struct {
 	id        string
 	neighbors []string
+	hidden    int64 // edges the time filter left out
 }
 
 // level reads, in one request, the neighbours of up upstream and of down
 // downstream (either may be empty).
-func (s *Server) level(ctx context.Context, up, down []string) (upRows, downRows []levelRow, err error) {
+func (s *Server) level(ctx context.Context, up, down []string, tf TimeFilter, fanOut int) (upRows, downRows []levelRow, err error) {
 	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, __ := gremlingo.T, gremlingo.T__
-		side := func(ids []string, dir string, nb *gremlingo.GraphTraversal) *gremlingo.GraphTraversal {
-			return __.V(anyStrings(ids)...).Project("id", "d", "n").By(T.Id).By(__.Constant(dir)).
-				By(nb.Limit(s.cfg.MaxFanOut + 1).Id().Fold())
+		side := func(ids []string, dir string, nb func() *gremlingo.GraphTraversal) *gremlingo.GraphTraversal {
+			if !tf.active() {
+				return __.V(anyStrings(ids)...).Project("id", "d", "n").By(T.Id).By(__.Constant(dir)).
+					By(nb().Limit(fanOut + 1).Id().Fold())
+			}
+			// Edges first (filtered by their seen times), then their
+			// other end; and how many the filter left out.
+			var edges func() *gremlingo.GraphTraversal
+			var other *gremlingo.GraphTraversal
+			if dir == "up" {
+				edges, other = func() *gremlingo.GraphTraversal { return __.InE(walkLabels...) }, __.OutV()
+			} else {
+				edges, other = func() *gremlingo.GraphTraversal { return __.OutE(walkLabels...) }, __.InV()
+			}
+			return __.V(anyStrings(ids)...).Project("id", "d", "n", "h").By(T.Id).By(__.Constant(dir)).
+				By(tf.keep(edges()).Limit(fanOut + 1).Map(other).Id().Fold()).
+				By(edges().Limit(s.cfg.CountCap).Where(tf.dropped()).Count())
 		}
 		var branches []any
 		if len(up) > 0 {
-			branches = append(branches, side(up, "up", __.In(walkLabels...)))
+			branches = append(branches, side(up, "up", func() *gremlingo.GraphTraversal { return __.In(walkLabels...) }))
 		}
 		if len(down) > 0 {
-			branches = append(branches, side(down, "down", __.Out(walkLabels...)))
+			branches = append(branches, side(down, "down", func() *gremlingo.GraphTraversal { return __.Out(walkLabels...) }))
 		}
 		return g.Inject(1).Union(branches...)
 	})
@@ -167,6 +187,7 @@ func (s *Server) level(ctx context.Context, up, down []string) (upRows, downRows
 			return nil, nil, err
 		}
 		lr := levelRow{id: asString(m["id"])}
+		lr.hidden, _ = asInt64(m["h"])
 		for _, v := range list(m["n"]) {
 			lr.neighbors = append(lr.neighbors, asString(v))
 		}
@@ -196,7 +217,7 @@ func (s *Server) Lineage(ctx context.Context, q LineageQuery) (*Lineage, error) 
 }
 
 func (s *Server) lineageOf(ctx context.Context, center Ref, q LineageQuery) (*Lineage, error) {
-	w := &walk{s: s, max: q.MaxNodes, nodes: map[string]*nodeState{}}
+	w := &walk{s: s, max: q.MaxNodes, nodes: map[string]*nodeState{}, tf: q.Time}
 	cid := center.VertexID()
 	w.add(cid)
 	if err := w.run(ctx, cid, q.Up, q.Down); err != nil {
@@ -212,6 +233,8 @@ type walk struct {
 	nodes     map[string]*nodeState
 	order     []string
 	truncated bool
+	tf        TimeFilter
+	hidden    int64 // edges the time filter left out at the walked nodes
 }
 
 // add records a node if there is room; it reports whether id is in the walk.
@@ -246,7 +269,7 @@ func (w *walk) run(ctx context.Context, center string, upDepth, downDepth int) e
 		if d < downDepth {
 			downs = downF
 		}
-		upRows, downRows, err := w.s.level(ctx, ups, downs)
+		upRows, downRows, err := w.s.level(ctx, ups, downs, w.tf, w.s.cfg.MaxFanOut)
 		if err != nil {
 			return err
 		}
@@ -259,6 +282,7 @@ func (w *walk) run(ctx context.Context, center string, upDepth, downDepth int) e
 func (w *walk) merge(rows []levelRow, up bool) []string {
 	var next []string
 	for _, r := range rows {
+		w.hidden += r.hidden
 		if len(r.neighbors) > w.s.cfg.MaxFanOut {
 			w.truncated = true // fan-out cap: the rest are "more"
 			r.neighbors = r.neighbors[:w.s.cfg.MaxFanOut]
@@ -276,6 +300,7 @@ func (w *walk) merge(rows []levelRow, up bool) []string {
 func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 	ids := append([]string(nil), w.order...)
 	countCap := w.s.cfg.CountCap
+	tf := w.tf
 	rows, err := w.s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, P, __ := gremlingo.T, gremlingo.P, gremlingo.T__
 		updated := __.Coalesce(__.Values(lineage.PropUpdatedAt), __.Constant(int64(0)))
@@ -286,9 +311,9 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 		// request's time (explorer/bench_test.go BenchmarkLineageDepth5Phases).
 		return g.V(anyStrings(ids)...).Aggregate("found").Project("id", "in", "out", "e", "last", "failed").
 			By(T.Id).
-			By(__.InE(walkLabels...).Limit(countCap).Count()).
-			By(__.OutE(walkLabels...).Limit(countCap).Count()).
-			By(__.OutE(lineageLabels...).Limit(countCap).Where(__.InV().Where(P.Within("found"))).
+			By(tf.keep(__.InE(walkLabels...)).Limit(countCap).Count()).
+			By(tf.keep(__.OutE(walkLabels...)).Limit(countCap).Count()).
+			By(tf.keep(__.OutE(lineageLabels...)).Limit(countCap).Where(__.InV().Where(P.Within("found"))).
 				Project("id", "label", "i", "p").By(T.Id).By(T.Label).By(__.InV().Id()).By(__.ValueMap()).Fold()).
 			By(__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(1).Values(lineage.PropState).Fold()).
 			By(__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Has(lineage.PropState, string(lineage.TypeFail)).Limit(1).Count())
@@ -326,7 +351,10 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 			n.failed = true
 		}
 	}
-	res := &Lineage{Center: center.NodeID(), Truncated: w.truncated}
+	res := &Lineage{Center: center.NodeID(), Truncated: w.truncated, HiddenEdges: w.hidden}
+	if tf.active() {
+		res.Time = &tf
+	}
 	inUsed := map[string]int64{}
 	outUsed := map[string]int64{}
 	for _, r := range edgeRows {
@@ -384,7 +412,8 @@ func digest(l *Lineage) string {
 		N []LineageNode
 		E []LineageEdge
 		T bool
-	}{l.Center, l.Nodes, l.Edges, l.Truncated})
+		H int64
+	}{l.Center, l.Nodes, l.Edges, l.Truncated, l.HiddenEdges})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:12])
 }

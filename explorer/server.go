@@ -33,6 +33,8 @@ type Config struct {
 	DefaultMaxNodes, MaxNodes int
 	// MaxDepth is the largest up/down/depth accepted (default 20).
 	MaxDepth int
+	// MaxImpact is the most nodes one impact list holds (default 10,000).
+	MaxImpact int
 	// CountCap bounds every degree count and edge scan of one vertex
 	// (default 100,000): a hub costs at most this much per read.
 	CountCap int
@@ -51,6 +53,10 @@ type Config struct {
 	// 500 ms); Heartbeat how often an idle watch stream gets an SSE comment
 	// (default 15 s).
 	PollInterval, Heartbeat time.Duration
+	// StaleAfter: a lineage edge not seen for this long (by its lastSeen,
+	// before now or the asked time) is stale, left out of lineage answers
+	// unless stale=show (0: no edge is stale).
+	StaleAfter time.Duration
 	// UI serves every non-API path (nil: 404).
 	UI http.Handler
 	// Logger receives the server's logs (default slog.Default()).
@@ -74,6 +80,7 @@ func (c Config) WithDefaults() Config {
 	def(&c.DefaultMaxNodes, 300)
 	def(&c.MaxNodes, 2000)
 	def(&c.MaxDepth, 20)
+	def(&c.MaxImpact, 10_000)
 	def(&c.CountCap, 100_000)
 	def(&c.RunScan, 1000)
 	defd(&c.RequestTimeout, 10*time.Second)
@@ -95,14 +102,14 @@ func (c Config) Validate() error {
 	if c.Dialer == nil {
 		bad("Dialer is nil: build one with graph.NewDialer for the Gremlin endpoint")
 	}
-	if c.Connections < 1 || c.MaxFanOut < 1 || c.DefaultMaxNodes < 1 || c.MaxDepth < 1 || c.CountCap < 1 || c.RunScan < 1 {
-		bad("Connections, MaxFanOut, DefaultMaxNodes, MaxDepth, CountCap and RunScan must be positive")
+	if c.Connections < 1 || c.MaxFanOut < 1 || c.DefaultMaxNodes < 1 || c.MaxDepth < 1 || c.CountCap < 1 || c.RunScan < 1 || c.MaxImpact < 1 {
+		bad("Connections, MaxFanOut, DefaultMaxNodes, MaxDepth, CountCap, RunScan and MaxImpact must be positive")
 	}
 	if c.MaxNodes < c.DefaultMaxNodes {
 		bad("MaxNodes (%d, -explorer-max-nodes) is below DefaultMaxNodes (%d, the maxNodes of a request that gives none): raise it", c.MaxNodes, c.DefaultMaxNodes)
 	}
-	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.IndexLateness < 0 || c.IndexFullRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 {
-		bad("RequestTimeout, IndexRefresh, IndexLateness, IndexFullRefresh and Heartbeat must be positive, PollInterval at least 10ms")
+	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.IndexLateness < 0 || c.IndexFullRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 || c.StaleAfter < 0 {
+		bad("RequestTimeout, IndexRefresh, IndexLateness, IndexFullRefresh, Heartbeat and StaleAfter must be positive, PollInterval at least 10ms")
 	}
 	if c.IndexFullRefresh < c.IndexRefresh {
 		bad("IndexFullRefresh (%v, -explorer-index-full-refresh) is below IndexRefresh (%v, -explorer-index-refresh): a full reload cannot be more frequent than the incremental one", c.IndexFullRefresh, c.IndexRefresh)
@@ -114,12 +121,13 @@ func (c Config) Validate() error {
 // Marquez-compatible routes under /api/v1 and ours under /api/lf/v1 (see
 // explorer/openapi.yaml). It never writes to the graph.
 type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	graph *graph
-	index *index
-	hub   *hub
-	mux   *http.ServeMux
+	cfg     Config
+	log     *slog.Logger
+	graph   *graph
+	index   *index
+	hub     *hub
+	landing *landingCache
+	mux     *http.ServeMux
 
 	stop    context.CancelFunc
 	bg      sync.WaitGroup
@@ -133,7 +141,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, index: newIndex()}
+	s := &Server{cfg: cfg, log: cfg.Logger, index: newIndex(), landing: newLandingCache()}
 	s.graph = &graph{dialer: cfg.Dialer, conns: cfg.Connections, timeout: cfg.RequestTimeout, log: cfg.Logger}
 	s.bgCtx, s.stop = context.WithCancel(context.Background())
 	s.hub = newHub(s)
@@ -151,6 +159,7 @@ func New(cfg Config) (*Server, error) {
 // range index: there the edge scan of loadNew costs more than the id scan
 // of a full load, bench/RESULTS.md).
 func (s *Server) Start() {
+	s.startLanding()
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
@@ -238,6 +247,11 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/lf/v1/column-lineage", s.handleColumnLineage)
 	m.HandleFunc("GET /api/lf/v1/watch", s.handleWatch)
 	m.HandleFunc("GET /api/lf/v1/health", s.handleHealth)
+	m.HandleFunc("GET /api/lf/v1/impact", s.handleImpact)
+	m.HandleFunc("GET /api/lf/v1/landing", s.handleLanding)
+	m.HandleFunc("GET /api/lf/v1/namespaces", s.handleNamespaces)
+	m.HandleFunc("GET /api/lf/v1/browse", s.handleBrowse)
+	m.HandleFunc("GET /api/lf/v1/neighbors", s.handleNeighbors)
 	s.marquezRoutes(m)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), "")
@@ -332,6 +346,9 @@ func (s *Server) lineageQuery(r *http.Request) (LineageQuery, error) {
 	if _, err := parseNodeID(q.NodeID, false); err != nil {
 		return q, err
 	}
+	if q.Time, err = s.timeFilter(r, time.Now()); err != nil {
+		return q, err
+	}
 	return q, nil
 }
 
@@ -373,6 +390,8 @@ type SearchResult struct {
 	Namespace    string     `json:"namespace"`
 	Name         string     `json:"name"`
 	MatchedAlias *AliasName `json:"matchedAlias"`
+	// Matched says what matched: name, alias, uri, namespace or glueTable.
+	Matched string `json:"matched"`
 }
 
 // AliasName names a DatasetAlias.
@@ -398,12 +417,12 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	hits, _ := search(nm, q, limit, "")
+	hits := find(nm, q, limit)
 	out := struct {
 		Results []SearchResult `json:"results"`
 	}{Results: make([]SearchResult, 0, len(hits))}
 	for _, h := range hits {
-		sr := SearchResult{ID: h.ref.NodeID(), Type: h.ref.Type(), Namespace: h.ref.Namespace, Name: h.ref.Name}
+		sr := SearchResult{ID: h.ref.NodeID(), Type: h.ref.Type(), Namespace: h.ref.Namespace, Name: h.ref.Name, Matched: h.matched}
 		if h.alias != nil {
 			sr.MatchedAlias = &AliasName{Namespace: h.alias.Namespace, Name: h.alias.Name}
 		}

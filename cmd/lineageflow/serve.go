@@ -27,6 +27,7 @@ func runServe(ctx context.Context, args []string) error {
 		lateness  = fs.Duration("explorer-index-lateness", 5*time.Minute, "how far before its last read the search index looks for new edges (their firstSeen is the producers' event time: cover the workers' delay)")
 		fullRef   = fs.Duration("explorer-index-full-refresh", 10*time.Minute, "reload the search index in full (every Dataset, Job and DatasetAlias id) this often: drops deleted vertices, finds late ones")
 		poll      = fs.Duration("explorer-poll-interval", 500*time.Millisecond, "how often a watched view is read again (one shared poller per distinct view)")
+		stale     = fs.Duration("explorer-stale-after", 30*24*time.Hour, "a lineage edge not seen (lastSeen) for this long is stale: left out of the explorer's lineage unless asked for (stale=show, the UI's toggle); 0: never stale")
 		logFormat = fs.String("log-format", "text", "log format: json or text")
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		conn      = gremlinConnFlags(fs, nil)
@@ -51,7 +52,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	srv, err := explorer.New(explorer.Config{
 		Dialer: dialer, Connections: *conns, RequestTimeout: *reqTO, MaxFanOut: *fanOut,
-		MaxNodes: *maxNodes, IndexRefresh: *refresh, IndexLateness: *lateness, IndexFullRefresh: *fullRef, PollInterval: *poll, UI: web.Handler(), Logger: logger,
+		MaxNodes: *maxNodes, IndexRefresh: *refresh, IndexLateness: *lateness, IndexFullRefresh: *fullRef, PollInterval: *poll, StaleAfter: *stale, UI: web.Handler(), Logger: logger,
 	})
 	if err != nil {
 		return &exitError{2, err}

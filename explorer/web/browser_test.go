@@ -330,11 +330,14 @@ func TestUIAgainstFakeAPI(t *testing.T) {
 	g.addEdge("INPUT_TO", co, jobID("etl", "after-outage"))
 	waitJS(t, ctx, d, "banner cleared", `document.getElementById('banner').hidden`)
 
-	// Search with several results: ArrowDown moves to the second, Enter opens it.
+	// Search with several results: the first is pre-highlighted, the first
+	// ArrowDown selects it (not the second), the next the second, Enter opens it.
 	run(t, ctx, d, "search again", chromedp.Evaluate(`document.getElementById('search-input').value = ''`, nil),
 		chromedp.SendKeys(`#search-input`, "orders", chromedp.ByQuery))
-	waitJS(t, ctx, d, "two results", `document.querySelectorAll('#search-results li[data-node-id]').length === 2 && document.getElementById('search-input').getAttribute('aria-activedescendant') === 'sr-0'`)
+	waitJS(t, ctx, d, "two results", `document.querySelectorAll('#search-results li[data-node-id]').length === 2 && document.getElementById('search-results').classList.contains('pre')`)
 	run(t, ctx, d, "arrow down", chromedp.KeyEvent(kb.ArrowDown))
+	waitJS(t, ctx, d, "first active", `document.getElementById('search-input').getAttribute('aria-activedescendant') === 'sr-0' && document.getElementById('sr-0').getAttribute('aria-selected') === 'true'`)
+	run(t, ctx, d, "arrow down again", chromedp.KeyEvent(kb.ArrowDown))
 	waitJS(t, ctx, d, "second active", `document.getElementById('search-input').getAttribute('aria-activedescendant') === 'sr-1' && document.getElementById('sr-1').getAttribute('aria-selected') === 'true'`)
 	run(t, ctx, d, "enter", chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, d, "raw.orders opened", `new URLSearchParams(location.search).get('node') === `+jsStr(raw)+` && new URLSearchParams(location.search).get('up') === '1' && __lf.ready`)

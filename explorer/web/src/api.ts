@@ -30,6 +30,7 @@ export interface Lineage {
   nodes: LNode[];
   edges: LEdge[];
   truncated: boolean;
+  hiddenEdges?: number;
   version: string;
 }
 
@@ -64,6 +65,7 @@ export interface SearchResult {
   namespace: string;
   name: string;
   matchedAlias?: { namespace: string; name: string } | null;
+  matched?: 'name' | 'alias' | 'uri' | 'namespace' | 'glueTable';
 }
 
 /** An error answer of the API (JSON {code, message}) or a network failure. */
@@ -77,13 +79,32 @@ export class ApiError extends Error {
   }
 }
 
+let timeQS = '';
+
+/**
+ * Sets the time filter of every lineage query: asOf a date (YYYY-MM-DD, the
+ * lineage at the end of that day UTC) or now; stale edges shown or hidden
+ * (the server's default).
+ */
+export function setTime(asOf: string | null, stale: boolean): void {
+  const q = new URLSearchParams();
+  if (asOf) q.set('asOf', asOf + 'T23:59:59.999Z');
+  if (stale) q.set('stale', 'show');
+  timeQS = q.toString();
+}
+
+/** The time filter's query parameters ('' or 'asOf=...&stale=show'). */
+export function timeQuery(): string {
+  return timeQS;
+}
+
 export function lineageQuery(nodeId: string, up: number, down: number, maxNodes?: number): string {
   const q = new URLSearchParams({ nodeId, up: String(up), down: String(down) });
   if (maxNodes) q.set('maxNodes', String(maxNodes));
-  return q.toString();
+  return q.toString() + (timeQS ? '&' + timeQS : '');
 }
 
-async function getJSON<T>(path: string, signal?: AbortSignal): Promise<T> {
+export async function getJSON<T>(path: string, signal?: AbortSignal): Promise<T> {
   let res: Response;
   try {
     res = await fetch(path, { headers: { Accept: 'application/json' }, signal });
@@ -147,5 +168,11 @@ export interface ColumnLineage {
 /** The column lineage of a node's fields, one level upstream. */
 export async function fetchColumnLineage(nodeId: string, signal?: AbortSignal): Promise<ColumnLineage> {
   const r = await getJSON<ColumnLineage>('/api/lf/v1/column-lineage?' + new URLSearchParams({ nodeId, depth: '1' }).toString(), signal);
+  return { center: r.center, fields: r.fields || [], edges: r.edges || [] };
+}
+
+/** The column lineage of one field (datasetField:<ns>:<dataset>:<field>), depth levels up and down. */
+export async function fetchFieldLineage(fieldId: string, depth: number, signal?: AbortSignal): Promise<ColumnLineage> {
+  const r = await getJSON<ColumnLineage>('/api/lf/v1/column-lineage?' + new URLSearchParams({ nodeId: fieldId, depth: String(depth), downstream: 'true' }).toString(), signal);
   return { center: r.center, fields: r.fields || [], edges: r.edges || [] };
 }

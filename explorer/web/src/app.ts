@@ -10,7 +10,11 @@
 // The App ties them together: URL state -> sources -> render (graph, list,
 // details, status); user input (taps, keys, list, search, controls) ->
 // state -> URL.
+import { setTime } from './api';
 import type { ApiError, LNode } from './api';
+import { HubDialog } from './hubs';
+import { ImpactPanel } from './impact';
+import { Landing } from './landing';
 import { Details } from './details';
 import { $ } from './dom';
 import { GraphView } from './graph';
@@ -37,6 +41,10 @@ class App {
   private renderQueued = false;
   private revealNew = false; // the user expanded a node: pan to show what it adds
   private ready = false; // every source answered and something is drawn
+  private readonly landing: Landing;
+  private readonly impact: ImpactPanel;
+  private readonly hubs: HubDialog;
+  private selSig = ''; // what the selected node's details were last read for (live refresh)
 
   constructor() {
     mark('appAt');
@@ -58,7 +66,35 @@ class App {
       open: (id) => (this.graph.has(id) ? this.select(id, true) : this.focus(id)),
       focus: (id) => this.focus(id),
       graphDown: (e) => this.showError(e),
+      moreOf: (id) => this.sources.moreOf(id),
+      hub: (id, name, dir) => this.hubs.open(id, name, dir),
+      impact: (id) => this.impact.open(id),
     });
+    this.landing = new Landing($('landing'), {
+      focus: (id) => this.focus(id),
+      browse: (ns, page, sort) => {
+        this.state.ns = ns;
+        this.state.page = page;
+        this.state.sort = sort;
+        this.push(true);
+        this.sync();
+      },
+      failed: (e) => this.status.banner(e),
+    });
+    this.impact = new ImpactPanel($('impact'), { focus: (id) => this.focus(id), failed: (e) => this.showError(e) });
+    this.hubs = new HubDialog($('hub-dialog') as HTMLDialogElement, {
+      add: (id) => {
+        if (this.state.x.includes(id) || id === this.state.node) return;
+        this.state.x = [...this.state.x, id];
+        this.revealNew = true;
+        this.push(false);
+        this.sync();
+      },
+      shown: (id) => this.graph.has(id),
+      failed: (e) => this.showError(e),
+    });
+    this.setupTime();
+    this.setupTheme();
 
     const cy = this.graph.cy;
     cy.on('tap', 'node', (ev) => {
@@ -117,7 +153,7 @@ class App {
 
   /** Open the lineage of a node (search result, "focus" button). */
   private focus(id: string): void {
-    this.state = { node: id, up: 1, down: 1, sel: id, x: [], ds: this.state.ds, max: this.state.max };
+    this.state = { ...this.state, node: id, up: 1, down: 1, sel: id, x: [] };
     this.relayout = true;
     this.push(true);
     this.sync();
@@ -153,10 +189,61 @@ class App {
     ($('down-dec') as HTMLButtonElement).disabled = !s.node || s.down <= 0;
     ($('up-inc') as HTMLButtonElement).disabled = !s.node || s.up >= MAX_DEPTH;
     ($('down-inc') as HTMLButtonElement).disabled = !s.node || s.down >= MAX_DEPTH;
-    $('empty').hidden = !!s.node;
+    $('empty').hidden = true;
+    this.landing.show(!s.node, s.ns, s.page, s.sort);
+    ($('asof') as HTMLInputElement).value = s.asOf || '';
+    ($('show-stale') as HTMLInputElement).checked = s.stale;
+    setTime(s.asOf, s.stale);
     this.sources.follow(s);
     this.render();
     this.details.show(s.sel);
+  }
+
+  private setupTime(): void {
+    const asof = $('asof') as HTMLInputElement;
+    const apply = (): void => {
+      this.state.asOf = /^\d{4}-\d{2}-\d{2}$/.test(asof.value) ? asof.value : null;
+      this.state.stale = ($('show-stale') as HTMLInputElement).checked;
+      this.push(false);
+      this.sync();
+      if (this.impact.openFor) this.impact.open(this.impact.openFor);
+    };
+    asof.addEventListener('change', apply);
+    $('show-stale').addEventListener('change', apply);
+    $('asof-now').addEventListener('click', () => {
+      asof.value = '';
+      apply();
+    });
+  }
+
+  /** Dark mode follows the system; the button cycles system, dark, light (kept in localStorage). */
+  private setupTheme(): void {
+    const b = $('theme');
+    const modes = ['', 'dark', 'light'];
+    const set = (m: string): void => {
+      if (m) document.documentElement.dataset.theme = m;
+      else delete document.documentElement.dataset.theme;
+      b.setAttribute('aria-label', 'Colour theme: ' + (m || 'follows the system'));
+      b.title = b.getAttribute('aria-label') || '';
+      this.graph.theme(m === 'dark' || (!m && matchMedia('(prefers-color-scheme: dark)').matches));
+    };
+    let cur = '';
+    try {
+      cur = localStorage.getItem('lf-theme') || '';
+    } catch {
+      /* no storage */
+    }
+    set(cur);
+    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => set(cur));
+    b.addEventListener('click', () => {
+      cur = modes[(modes.indexOf(cur) + 1) % modes.length];
+      try {
+        localStorage.setItem('lf-theme', cur);
+      } catch {
+        /* no storage */
+      }
+      set(cur);
+    });
   }
 
   private setupDepth(): void {
@@ -219,13 +306,22 @@ class App {
     const t4 = performance.now();
     this.updateStatus();
     $('nodecount').textContent = '(' + v.visN.size + (v.truncated ? ', truncated' : '') + ')';
+    $('hidden-count').textContent = v.hidden
+      ? v.hidden + (this.state.asOf ? ' edges hidden (not seen by then or stale)' : ' stale edges hidden')
+      : '';
     const parts: Record<string, number> = { diff: d.diffAt - t0, layout: t2 - d.diffAt, highlight: t3 - t2, list: t4 - t3 };
     if (d.rankMs !== undefined) parts.rankBFS = d.rankMs;
     this.ready = this.sources.allLoaded() && this.graph.cy.nodes().length > 0;
     rendered(this.hooks, t0, parts, this.ready);
     // A new version of the centre may change the selected node's details.
+    // A live change of the selected node (a run failed, its lastSeen or
+    // "more" counts moved) reads its details again.
     const sel = this.state.sel;
-    if (sel && sel === this.details.shownFor && !d.added.length) return;
+    const n = sel ? v.visN.get(sel) : undefined;
+    const m = sel ? v.more.get(sel) : undefined;
+    const sig = n ? [n.id, n.lastRunState, n.hasFailedRuns, n.lastSeen, m?.up, m?.down].join('|') : '';
+    if (sel && sel === this.details.shownFor && !d.added.length && sig === this.selSig) return;
+    this.selSig = sig;
     if (sel && v.visN.has(sel)) this.details.show(sel, true);
   }
 }

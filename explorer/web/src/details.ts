@@ -1,7 +1,7 @@
 // The details panel of the selected node: its properties, aliases, schema
 // and last runs; for a dataset also the jobs writing it (with their newest
 // failed run) and its column lineage.
-import { ApiError, fetchColumnLineage, fetchNode } from './api';
+import { ApiError, fetchColumnLineage, fetchFieldLineage, fetchNode } from './api';
 import type { NodeDetails } from './api';
 import { $, el, fmtDuration, fmtTime, kindName, shorten } from './dom';
 
@@ -14,6 +14,9 @@ export interface DetailsHost {
   open(id: string): void; // a producing job chosen: select it when drawn, else focus it
   focus(id: string): void;
   graphDown(e: ApiError): void;
+  moreOf(id: string): { up: number; down: number }; // neighbours the view leaves out
+  hub(id: string, name: string, dir: 'up' | 'down'): void; // open the hidden neighbours
+  impact(id: string): void; // open the Impact tab
 }
 
 export class Details {
@@ -104,6 +107,69 @@ export class Details {
     }
   }
 
+  /**
+   * Shows a field's column lineage two levels up and down
+   * (/api/lf/v1/column-lineage of the field): each hop with the
+   * transformation of that input; any field in it opens its own view.
+   */
+  fieldView(d: { id: string; namespace: string; name: string }, field: string): void {
+    const box = $('details');
+    const fid = 'datasetField:' + d.namespace + ':' + d.name + ':' + field;
+    let sec = document.getElementById('field-view');
+    if (!sec) {
+      sec = el('section', { id: 'field-view', 'aria-label': 'Field lineage', class: 'field-view' });
+      box.prepend(sec);
+    }
+    const view = sec;
+    view.dataset.field = fid;
+    view.replaceChildren(el('h3', {}, 'Field ' + d.name + '.' + field), el('p', { class: 'hint' }, 'Loading…'));
+    view.scrollIntoView({ block: 'nearest' });
+    fetchFieldLineage(fid, 2).then(
+      (cl) => {
+        if (view.dataset.field !== fid) return;
+        const fields = new Map(cl.fields.map((f) => [f.id, f]));
+        const rows = (dir: 'up' | 'down'): HTMLElement[] => {
+          const out: HTMLElement[] = [];
+          let frontier = [fid];
+          const seen = new Set(frontier);
+          for (let hop = 1; hop <= 2 && frontier.length; hop++) {
+            const next: string[] = [];
+            for (const e of cl.edges) {
+              const from = dir === 'up' ? e.destination : e.origin;
+              const to = dir === 'up' ? e.origin : e.destination;
+              if (!frontier.includes(from) || seen.has(to)) continue;
+              seen.add(to);
+              next.push(to);
+              const f = fields.get(to);
+              const via = fields.get(from);
+              if (!f) continue;
+              const b = el('button', { type: 'button', class: 'link', 'data-field-id': f.id, title: f.namespace }, f.dataset + '.' + f.field);
+              b.addEventListener('click', () => this.fieldView({ id: 'dataset:' + f.namespace + ':' + f.dataset, namespace: f.namespace, name: f.dataset }, f.field));
+              out.push(el('tr', { 'data-hop': String(hop), 'data-dir': dir },
+                el('td', {}, String(hop)), el('td', {}, b),
+                el('td', { class: 'hint' }, via ? via.dataset + '.' + via.field : ''),
+                el('td', { title: e.transformationDescription || '' }, e.transformationType || '—')));
+            }
+            frontier = next;
+          }
+          return out;
+        };
+        const table = (title: string, rs: HTMLElement[], id: string): HTMLElement[] =>
+          [el('h3', {}, title), rs.length
+            ? el('table', { id, 'aria-label': title }, el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Hop'), el('th', { scope: 'col' }, 'Field'), el('th', { scope: 'col' }, 'Through'), el('th', { scope: 'col' }, 'Transformation'))), el('tbody', {}, ...rs))
+            : el('p', { class: 'hint' }, 'None recorded.')];
+        const close = el('button', { type: 'button', class: 'link', id: 'field-close' }, 'Close field view');
+        close.addEventListener('click', () => view.remove());
+        view.replaceChildren(el('h3', { id: 'field-title' }, 'Field ' + d.name + '.' + field),
+          ...table('Comes from', rows('up'), 'field-up'), ...table('Used by', rows('down'), 'field-down'), close);
+      },
+      (e) => {
+        if (view.dataset.field !== fid) return;
+        view.replaceChildren(el('p', { class: 'hint', role: 'alert' }, 'Field lineage unavailable: ' + (e as Error).message));
+      },
+    );
+  }
+
   /** Adds the dataset's column lineage (each field and the fields it comes from), if the graph has any. */
   private columnLineage(d: NodeDetails, box: HTMLElement, signal: AbortSignal): void {
     fetchColumnLineage(d.id, signal).then(
@@ -115,9 +181,13 @@ export class Details {
           const x = fields.get(e.destination);
           const i = fields.get(e.origin);
           if (!x || !i || x.namespace !== d.namespace || x.dataset !== d.name) continue;
+          const from = el('button', { type: 'button', class: 'link', title: i.namespace }, i.dataset + '.' + i.field);
+          from.addEventListener('click', () => this.fieldView({ id: 'dataset:' + i.namespace + ':' + i.dataset, namespace: i.namespace, name: i.dataset }, i.field));
+          const to = el('button', { type: 'button', class: 'link field-link', 'data-field': x.field }, x.field);
+          to.addEventListener('click', () => this.fieldView(d, x.field));
           rows.push(el('tr', { 'data-field': x.field },
-            el('td', {}, x.field),
-            el('td', { title: i.namespace }, i.dataset + '.' + i.field),
+            el('td', {}, to),
+            el('td', {}, from),
             el('td', { title: e.transformationDescription || '' }, e.transformationType || '')));
         }
         if (!rows.length) return;
@@ -161,7 +231,17 @@ export class Details {
     out.push(dl);
     const focusBtn = el('button', { type: 'button', class: 'link', 'data-act': 'focus' }, 'Open lineage here');
     focusBtn.addEventListener('click', () => this.host.focus(d.id));
-    out.push(el('p', {}, focusBtn));
+    const impactBtn = el('button', { type: 'button', class: 'link', 'data-act': 'impact' }, 'Impact…');
+    impactBtn.addEventListener('click', () => this.host.impact(d.id));
+    const p = el('p', {}, focusBtn, impactBtn);
+    const m = this.host.moreOf(d.id);
+    for (const dir of ['up', 'down'] as const) {
+      if (!m[dir]) continue;
+      const b = el('button', { type: 'button', class: 'link', 'data-act': 'more-' + dir }, m[dir] + ' more ' + (dir === 'up' ? 'upstream' : 'downstream') + '…');
+      b.addEventListener('click', () => this.host.hub(d.id, d.name, dir));
+      p.append(b);
+    }
+    out.push(p);
 
     if (d.aliases && d.aliases.length) {
       out.push(el('h3', {}, 'Aliases'));
@@ -174,7 +254,10 @@ export class Details {
       const t = el('table', { 'aria-label': 'Schema' }, el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Field'), el('th', { scope: 'col' }, 'Type'), el('th', { scope: 'col' }, 'Description'))));
       const tb = el('tbody', {});
       for (const f of schema as Record<string, unknown>[]) {
-        tb.append(el('tr', {}, el('td', {}, String(f.name ?? '')), el('td', {}, String(f.type ?? '')), el('td', {}, String(f.description ?? ''))));
+        const fname = String(f.name ?? '');
+        const fb = el('button', { type: 'button', class: 'link field-link', 'data-field': fname, title: 'Column lineage of ' + fname }, fname);
+        fb.addEventListener('click', () => this.fieldView(d, fname));
+        tb.append(el('tr', {}, el('td', {}, d.type === 'DATASET' ? fb : fname), el('td', {}, String(f.type ?? '')), el('td', {}, String(f.description ?? ''))));
       }
       t.append(tb);
       out.push(t);
@@ -190,7 +273,7 @@ export class Details {
             el('td', {}, el('span', { class: 'state ' + r.state }, r.state)),
             el('td', {}, fmtTime(r.startedAt)),
             el('td', {}, fmtDuration(r.durationMs)),
-            el('td', { title: r.errorMessage || '' }, shorten(r.runId, 14), r.errorMessage ? el('div', { class: 'hint' }, shorten(r.errorMessage, 160)) : null)));
+            el('td', { title: r.runId }, shorten(r.runId, 14), r.errorMessage ? errorView(r.errorMessage) : null)));
         }
         t.append(tb);
         out.push(t);
@@ -209,13 +292,36 @@ export class Details {
       const pdl = el('dl', {});
       for (const k of rest) {
         const v = props[k];
-        const txt = typeof v === 'string' ? v : JSON.stringify(v);
-        pdl.append(el('dt', {}, k), el('dd', {}, txt.length > 200 ? el('pre', {}, txt) : txt));
+        let txt = typeof v === 'string' ? v : JSON.stringify(v);
+        if (/At$/.test(k) && typeof v === 'number') txt = fmtTime(v); // epoch ms as an ISO time
+        const parsed = typeof v === 'string' && /^[[{]/.test(v) ? parseJSON(v) : null;
+        pdl.append(el('dt', {}, k), el('dd', {}, parsed && typeof parsed === 'object' ? facetView(parsed) : txt.length > 200 ? el('pre', {}, txt) : txt));
       }
       out.push(pdl);
     }
     return out;
   }
+}
+
+/** An error message: its start, the whole text behind a keyboard-reachable expander. */
+function errorView(msg: string): HTMLElement {
+  if (msg.length <= 160) return el('div', { class: 'error-message' }, msg);
+  return el('details', { class: 'error-message' }, el('summary', {}, msg.slice(0, 160) + '…'), el('div', { class: 'error-full' }, msg));
+}
+
+/** A facet rendered as key: value rows, with the raw JSON on demand. */
+function facetView(v: object): HTMLElement {
+  const box = el('div', { class: 'facet' });
+  if (!Array.isArray(v)) {
+    const dl = el('dl', {});
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      if (k.startsWith('_')) continue;
+      dl.append(el('dt', {}, k), el('dd', {}, typeof x === 'object' && x !== null ? JSON.stringify(x) : String(x)));
+    }
+    box.append(dl);
+  }
+  box.append(el('details', {}, el('summary', {}, 'raw JSON'), el('pre', {}, JSON.stringify(v, null, 2))));
+  return box;
 }
 
 function parseJSON(v: unknown): unknown {

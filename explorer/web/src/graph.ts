@@ -7,7 +7,7 @@ import dagre from 'cytoscape-dagre';
 import { fitBox, layoutAll, placeNew, rankLayout, reveal } from './layout';
 import type { RankLayout } from './layout';
 import type { Merged } from './sources';
-import { LABEL_FONT, LABEL_MIN_PX, STYLE, STYLE_BIG, nodeData } from './style';
+import { LABEL_FONT, LABEL_MIN_PX, STYLE, STYLE_BIG, STYLE_DARK, nodeData } from './style';
 
 cytoscape.use(dagre);
 
@@ -25,6 +25,7 @@ export class GraphView {
   readonly cy: cytoscape.Core;
   private bigStyle = false; // STYLE_BIG is in use (more than DAGRE_MAX_NODES nodes)
   private labelsQueued = false;
+  private dark = false;
 
   constructor(container: HTMLElement) {
     this.cy = cytoscape({
@@ -39,6 +40,18 @@ export class GraphView {
       style: STYLE,
     });
     this.cy.on('viewport', () => this.queueLabels());
+  }
+
+  /** Dark or light colours for the graph (the page's follow its CSS). */
+  theme(dark: boolean): void {
+    if (dark === this.dark) return;
+    this.dark = dark;
+    this.applyStyle();
+  }
+
+  private applyStyle(): void {
+    const base = this.bigStyle ? STYLE_BIG : STYLE;
+    this.cy.style(this.dark ? (base as unknown[]).concat(STYLE_DARK as unknown[]) as cytoscape.StylesheetJson : base);
   }
 
   /**
@@ -64,7 +77,7 @@ export class GraphView {
     const big = visN.size > DAGRE_MAX_NODES;
     if (big !== this.bigStyle) {
       this.bigStyle = big;
-      cy.style(big ? STYLE_BIG : STYLE);
+      this.applyStyle();
     }
     let preset: RankLayout | null = null;
     if (big && added.length && (relayout || !hadNodes)) preset = rankLayout(centre, visN, visE, datas);

@@ -44,8 +44,9 @@ export function setupSearch(host: SearchHost): void {
       ...results.map((r, i) => {
         const li = el('li', { id: 'sr-' + i, role: 'option', 'aria-selected': 'false', 'data-node-id': r.id },
           el('span', { class: 'kind ' + r.type }, kindName(r.type)),
-          el('span', {}, r.name),
-          el('span', { class: 'ns' }, r.namespace + (r.matchedAlias ? ' · alias ' + r.matchedAlias.name : '')));
+          el('span', { class: 'nm', title: r.name }, r.name),
+          el('span', { class: 'ns', title: r.namespace }, r.namespace + (r.matchedAlias ? ' · alias ' + r.matchedAlias.name : '')),
+          el('span', { class: 'matched' }, matchedLabel(r)));
         li.addEventListener('mousedown', (ev) => {
           ev.preventDefault();
           choose(i);
@@ -56,8 +57,11 @@ export function setupSearch(host: SearchHost): void {
     if (!results.length) list.replaceChildren(el('li', { role: 'option', 'aria-disabled': 'true', 'aria-selected': 'false', class: 'none' }, 'No match'));
     list.hidden = false;
     input.setAttribute('aria-expanded', 'true');
-    active = results.length ? 0 : -1;
+    // The first result is pre-highlighted (Enter takes it); the first
+    // ArrowDown selects it rather than skipping to the second.
+    active = -1;
     mark();
+    list.classList.toggle('pre', results.length > 0);
   };
   const run = (): void => {
     const q = input.value.trim();
@@ -96,14 +100,30 @@ export function setupSearch(host: SearchHost): void {
       const n = results.length;
       if (!n) return;
       active = ev.key === 'ArrowDown' ? (active + 1) % n : (active - 1 + n) % n;
+      list.classList.remove('pre');
       mark();
       ev.preventDefault();
     } else if (ev.key === 'Enter') {
-      if (!list.hidden && active >= 0) choose(active);
+      if (!list.hidden && results.length) choose(active >= 0 ? active : 0);
       ev.preventDefault();
     } else if (ev.key === 'Escape') {
       close();
     }
   });
   input.addEventListener('blur', () => window.setTimeout(close, 100));
+}
+
+/** Says what a result matched when it was not a part of its name. */
+function matchedLabel(r: SearchResult): string {
+  switch (r.matched) {
+    case 'uri':
+      return 'full URI';
+    case 'namespace':
+      return 'namespace';
+    case 'glueTable':
+      return 'db.table';
+    case 'alias':
+      return 'alias';
+  }
+  return '';
 }

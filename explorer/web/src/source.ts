@@ -1,7 +1,7 @@
 // One live lineage query: its latest snapshot over an event stream
 // (/api/lf/v1/watch), reconnecting when the stream fails, or by reading
 // /api/lf/v1/lineage again every RETRY_MS when it has no stream.
-import { ApiError, fetchLineage, lineageQuery } from './api';
+import { ApiError, fetchLineage, lineageQuery, timeQuery } from './api';
 import type { Lineage } from './api';
 import { mark } from './hooks';
 import { takeEarly } from './state';
@@ -31,7 +31,7 @@ export class Source {
   ) {}
 
   static keyOf(n: string, up: number, down: number, max: number): string {
-    return up + '/' + down + '/' + max + '/' + n;
+    return up + '/' + down + '/' + max + '/' + timeQuery() + '/' + n;
   }
   get live(): boolean {
     return this.es !== null && this.es.readyState === EventSource.OPEN;

@@ -22,6 +22,7 @@ export interface Merged {
   visE: Map<string, LEdge>; // its edges between visN
   more: Map<string, More>; // the smallest "more" of each node over the sources
   truncated: boolean;
+  hidden: number; // edges the time filter hid (the most any source reports)
 }
 
 /** What the sources say together, for the status line. */
@@ -100,9 +101,11 @@ export class Sources {
     const edges = new Map<string, LEdge>();
     const more = new Map<string, More>();
     let truncated = false;
+    let hidden = 0;
     for (const s of this.all.values()) {
       if (!s.snapshot) continue;
       truncated = truncated || s.snapshot.truncated;
+      hidden = Math.max(hidden, s.snapshot.hiddenEdges || 0);
       for (const n of s.snapshot.nodes || []) {
         nodes.set(n.id, n);
         const m = more.get(n.id);
@@ -119,7 +122,7 @@ export class Sources {
       if (ds !== (e.type === 'DERIVES')) continue;
       if (visN.has(e.origin) && visN.has(e.destination)) visE.set(e.id, e);
     }
-    return { nodes, visN, visE, more, truncated };
+    return { nodes, visN, visE, more, truncated, hidden };
   }
 
   status(): SourcesStatus {

@@ -1,7 +1,7 @@
 // The view's state in the URL (?node=&up=&down=&sel=&x=&view=&max=), shared
 // by the app (app.ts) and the boot script (boot.ts), which starts reading
 // the centre's lineage while the app's bundle is still loading.
-import { lineageQuery } from './api';
+import { lineageQuery, setTime } from './api';
 import type { Lineage } from './api';
 
 export const MAX_DEPTH = 20;
@@ -14,6 +14,11 @@ export interface ViewState {
   x: string[]; // expanded nodes
   ds: boolean; // dataset-only (DERIVES) view
   max: number; // maxNodes per query, 0: the server's default
+  asOf: string | null; // YYYY-MM-DD: the lineage as of that date (end of day UTC)
+  stale: boolean; // show stale edges
+  ns: string | null; // landing: the namespace browsed
+  page: number; // landing: the page of the namespace browsed
+  sort: string; // landing: name, -name or type
 }
 
 export function clampDepth(v: unknown, def: number): number {
@@ -32,6 +37,11 @@ export function readURL(): ViewState {
     x: q.getAll('x'),
     ds: q.get('view') === 'datasets',
     max: Math.max(0, Math.min(5000, Number(q.get('max')) || 0)),
+    asOf: /^\d{4}-\d{2}-\d{2}$/.test(q.get('asOf') || '') ? q.get('asOf') : null,
+    stale: q.get('stale') === 'show',
+    ns: q.get('ns'),
+    page: Math.max(0, Math.floor(Number(q.get('page')) || 0)),
+    sort: ['name', '-name', 'type'].includes(q.get('sort') || '') ? (q.get('sort') as string) : 'name',
   };
 }
 
@@ -46,6 +56,13 @@ export function urlOf(s: ViewState): string {
   for (const x of s.x) q.append('x', x);
   if (s.ds) q.set('view', 'datasets');
   if (s.max) q.set('max', String(s.max));
+  if (s.asOf) q.set('asOf', s.asOf);
+  if (s.stale) q.set('stale', 'show');
+  if (!s.node && s.ns) {
+    q.set('ns', s.ns);
+    if (s.page) q.set('page', String(s.page));
+    if (s.sort !== 'name') q.set('sort', s.sort);
+  }
   const qs = q.toString();
   return location.pathname + (qs ? '?' + qs : '');
 }
@@ -72,6 +89,7 @@ const EARLY_KEY = '__lfEarly';
 export function fetchEarly(): void {
   const s = readURL();
   if (!s.node || typeof fetch === 'undefined') return;
+  setTime(s.asOf, s.stale);
   const [up, down] = centreDepths(s);
   const query = lineageQuery(s.node, up, down, s.max);
   const answer = fetch('/api/lf/v1/lineage?' + query, { headers: { Accept: 'application/json' }, priority: 'high' }).then(
