@@ -18,12 +18,12 @@ import (
 // serveAuthFlags are serve's authentication and exposure flags.
 type serveAuthFlags struct {
 	jwksURL, jwksFile, header, issuer, audience, hosts *string
-	insecure                                            *bool
+	insecure                                           *bool
 }
 
 func addServeAuthFlags(fs *flag.FlagSet) *serveAuthFlags {
 	return &serveAuthFlags{
-		jwksURL: fs.String("auth-jwks-url", "", "verify a JWT on every request against this key set: an OIDC issuer's JWKS (https://.../jwks.json) or, with {kid} in it, one key per kid (behind an ALB with OIDC: https://public-keys.auth.elb.<region>.amazonaws.com/{kid})"),
+		jwksURL:  fs.String("auth-jwks-url", "", "verify a JWT on every request against this key set: an OIDC issuer's JWKS (https://.../jwks.json) or, with {kid} in it, one key per kid (behind an ALB with OIDC: https://public-keys.auth.elb.<region>.amazonaws.com/{kid})"),
 		jwksFile: fs.String("auth-jwks-file", "", "verify a JWT on every request against this JWKS file (instead of -auth-jwks-url)"),
 		header:   fs.String("auth-header", "", "a trusted header carrying the JWT, set by the proxy in front (x-amzn-oidc-data behind an ALB with OIDC); Authorization: Bearer is always accepted"),
 		issuer:   fs.String("auth-issuer", "", "the iss claim every token must carry (required with -auth-jwks-*)"),
