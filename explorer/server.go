@@ -225,6 +225,15 @@ func (s *Server) Start() {
 // RefreshIndex reloads the search index now (tests, and after a bulk load).
 func (s *Server) RefreshIndex(ctx context.Context) error { return s.index.load(ctx, s.graph) }
 
+// EndStreams ends the watch streams and the background work (index
+// refresh, pollers) but keeps the graph open: a graceful shutdown calls it
+// first, so draining the in-flight requests does not wait on streams that
+// never end, then Close once they are answered. Idempotent.
+func (s *Server) EndStreams() {
+	s.stop()
+	s.hub.closeAll()
+}
+
 // Close stops the background work and the watch pollers and closes the
 // graph connection.
 func (s *Server) Close() {

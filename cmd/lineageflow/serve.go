@@ -30,7 +30,9 @@ func runServe(ctx context.Context, args []string) error {
 		stale     = fs.Duration("explorer-stale-after", 30*24*time.Hour, "a lineage edge not seen (lastSeen) for this long is stale: left out of the explorer's lineage unless asked for (stale=show, the UI's toggle); 0: never stale")
 		logFormat = fs.String("log-format", "text", "log format: json or text")
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn, error")
+		grace     = fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM: how long in-flight requests may take to finish before the graph is closed")
 		conn      = gremlinConnFlags(fs, nil)
+		auth      = addServeAuthFlags(fs)
 	)
 	fs.Usage = cli.Usage(fs, "lineageflow serve [flags]",
 		"Serve the lineage explorer: a read-only HTTP server over the Gremlin/Neptune graph the\n"+
@@ -46,6 +48,9 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return &exitError{2, err}
 	}
+	if err := auth.check(*httpAddr, logger); err != nil {
+		return &exitError{2, err}
+	}
 	dialer, err := conn.dialer(*endpoint, logger)
 	if err != nil {
 		return err
@@ -57,27 +62,19 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return &exitError{2, err}
 	}
+	handler, err := auth.handler(ctx, srv.Handler(), *httpAddr, logger)
+	if err != nil {
+		srv.Close()
+		return &exitError{2, err}
+	}
 	ln, err := net.Listen("tcp", *httpAddr)
 	if err != nil {
+		srv.Close()
 		return fmt.Errorf("-http-addr: %w", err)
 	}
 	srv.Start()
-	defer srv.Close()
 	// No write timeout: /api/lf/v1/watch streams for as long as the viewer stays.
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	logger.Info("explorer listening", "url", "http://"+ln.Addr().String()+"/")
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	srv.Close() // ends the watch streams, so Shutdown does not wait on them
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serveUntil(ctx, hs, ln, *grace, srv.EndStreams, srv.Close, logger)
 }

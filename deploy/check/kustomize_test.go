@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -55,6 +56,12 @@ func decodeStrict(doc []byte) (any, error) {
 		obj = &corev1.ConfigMap{}
 	case "policy/v1/PodDisruptionBudget":
 		obj = &policyv1.PodDisruptionBudget{}
+	case "apps/v1/Deployment":
+		obj = &appsv1.Deployment{}
+	case "autoscaling/v2/HorizontalPodAutoscaler":
+		obj = &autoscalingv2.HorizontalPodAutoscaler{}
+	case "networking.k8s.io/v1/Ingress":
+		obj = &networkingv1.Ingress{}
 	default:
 		return nil, fmt.Errorf("unexpected %s %s (add it to the check)", meta.APIVersion, meta.Kind)
 	}
