@@ -196,5 +196,9 @@ func (s *Stats) Snapshot() map[string]int64 {
 	for k, v := range s.Budget.Map() {
 		m["budget_"+k] = v
 	}
+	for r, v := range s.Invalid() {
+		m["invalid_"+string(r)] = v
+	}
+	m["names_normalized"] = s.NamesNormalized.Load()
 	return m
 }
