@@ -118,6 +118,13 @@ func ParkedKey(shard string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte("parked/"+shard+"/"), seq)
 }
 
+// ParkedItemKey is the key of item i set apart from outbox entry seq of
+// shard (processor/isolate.go): ParkedKey followed by i, so the items of
+// an entry sort after it and in order.
+func ParkedItemKey(shard string, seq uint64, i int) []byte {
+	return binary.BigEndian.AppendUint32(append(ParkedKey(shard, seq), '/'), uint32(i))
+}
+
 // DLQShardPrefix is the prefix of the dead letters of shard, in sequence
 // order (Kinesis sequence numbers of a shard have one length).
 func DLQShardPrefix(shard string) []byte { return []byte("dlq/" + shard + "/") }

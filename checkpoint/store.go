@@ -128,6 +128,16 @@ type Parked struct {
 	Vertices  int       `json:"vertices"`
 	Edges     int       `json:"edges"`
 	Entry     []byte    `json:"entry"` // the outbox value (processor.DecodeOutbox)
+	// Item is the id of the one vertex or edge set apart from its entry
+	// (processor/isolate.go); "" for a whole parked entry.
+	Item string `json:"item,omitempty"`
+	// Key is where ListParked found it (not stored).
+	Key []byte `json:"-"`
+}
+
+// DeleteParked deletes the parked batch or item under key (synced).
+func DeleteParked(db *pebble.DB, key []byte) error {
+	return db.Delete(key, pebble.Sync)
 }
 
 // MarshalParked encodes p.
@@ -148,6 +158,7 @@ func ListParked(db *pebble.DB, fn func(Parked) error) error {
 		if err := json.Unmarshal(it.Value(), &p); err != nil {
 			return fmt.Errorf("checkpoint: parked batch %q: %w", it.Key(), err)
 		}
+		p.Key = append([]byte(nil), it.Key()...)
 		if err := fn(p); err != nil {
 			return err
 		}

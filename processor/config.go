@@ -334,8 +334,8 @@ func (c PipelineConfig) Validate() error {
 	if b.MaxRecordBytes < 1024 || b.MaxRecordBytes > lineage.DefaultMaxBytes {
 		return fmt.Errorf("%w: max record bytes %d: must be in 1024..%d (a Kinesis record is at most 1 MiB)", ErrConfig, b.MaxRecordBytes, lineage.DefaultMaxBytes)
 	}
-	if b.MaxNameBytes < 64 || b.MaxNameBytes > lineage.DefaultMaxBytes/4 {
-		return fmt.Errorf("%w: max name bytes %d: must be in 64..%d (a vertex write holds its id and name twice, in a 1 MiB request)", ErrConfig, b.MaxNameBytes, lineage.DefaultMaxBytes/4)
+	if b.MaxNameBytes < 64 || b.MaxNameBytes > lineage.DefaultMaxBytes/8 {
+		return fmt.Errorf("%w: max name bytes %d: must be in 64..%d (a vertex write holds its id and name twice, in a 1 MiB request)", ErrConfig, b.MaxNameBytes, lineage.DefaultMaxBytes/8)
 	}
 	if b.MaxEventDatasets < 1 || b.MaxRunDatasets < 1 || b.MaxEmissionEdges < 1 || b.MaxDeadLettersPerBarrier < 1 || b.MaxRuns < 1 {
 		return fmt.Errorf("%w: max event datasets, run datasets, emission edges, dead letters per barrier and runs must be >= 1", ErrConfig)

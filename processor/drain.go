@@ -252,11 +252,11 @@ func (d *drainer) send(seq uint64) bool {
 			refused = 0
 		}
 		if refused >= s.cfg.Drain.ParkAfter {
-			perr := d.park(key, seq, attempt+1, err)
+			perr := d.isolate(key, seq, attempt+1)
 			if perr == nil {
 				return true
 			}
-			s.log.Error("parking a refused outbox entry failed; retrying it", "outbox_seq", seq, "err", perr)
+			s.log.Error("isolating the refused items of an outbox entry failed; retrying it", "outbox_seq", seq, "err", perr)
 		}
 		if attempt < 3 || attempt%20 == 0 {
 			s.log.Warn("outbox entry not acknowledged; retrying", "outbox_seq", seq, "attempt", attempt+1, "err", err)
@@ -321,36 +321,4 @@ type permanent interface{ Permanent() bool }
 func isPermanent(err error) bool {
 	var p permanent
 	return errors.As(err, &p) && p.Permanent()
-}
-
-// park moves outbox entry seq, refused permanently ParkAfter times in a
-// row, to parked/<shard>/<seq> with the reason, in one synced batch: the
-// shard goes on (the entry counts as acknowledged), the batch is kept,
-// counted (Stats.BatchesParked) and listed by `lineageflow deadletters
-// -parked`. Its edges are not in the graph until someone replays it.
-func (d *drainer) park(key []byte, seq uint64, attempts int, reason error) error {
-	s := d.s
-	v, closer, err := s.db.Get(key)
-	if err != nil {
-		return fmt.Errorf("read outbox entry: %w", err)
-	}
-	val := append([]byte(nil), v...)
-	closer.Close()
-	e, err := DecodeOutbox(val)
-	if err != nil {
-		return fmt.Errorf("decode outbox entry: %w", err)
-	}
-	p := checkpoint.Parked{Shard: s.id, OutboxSeq: seq, Bucket: e.Bucket, At: s.cfg.Clock().UTC(), Attempts: attempts,
-		Reason: reason.Error(), Vertices: len(e.Batch.Vertices), Edges: len(e.Batch.Edges), Entry: val}
-	batch := s.db.NewBatch()
-	defer func() { _ = batch.Close() }()
-	_ = batch.Set(checkpoint.ParkedKey(s.id, seq), checkpoint.MarshalParked(&p), nil)
-	_ = batch.Delete(key, nil)
-	if err := batch.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("park: %w", err)
-	}
-	s.st.BatchesParked.Add(1)
-	s.log.Error("sink refused an outbox entry permanently: parked, the shard goes on (list: lineageflow deadletters -parked)",
-		"outbox_seq", seq, "attempts", attempts, "vertices", p.Vertices, "edges", p.Edges, "err", reason)
-	return nil
 }

@@ -69,7 +69,9 @@ type Stats struct {
 	OutboxWritten       atomic.Int64
 	OutboxAcked         atomic.Int64
 	SinkErrors          atomic.Int64 // failed WriteBatch calls (each retried)
-	BatchesParked       atomic.Int64 // outbox entries refused permanently ParkAfter times, parked (drain.go)
+	// ItemsParked counts the vertices and edges set apart from such
+	// entries and parked one by one (isolate.go); the rest was written.
+	ItemsParked atomic.Int64
 
 	backpressured  atomic.Int64 // shards blocked on a full outbox right now
 	sharedDegraded atomic.Bool  // the last shared dedup claim failed
@@ -183,7 +185,7 @@ func (s *Stats) Snapshot() map[string]int64 {
 		"handoff_runs_expired": s.HandoffRunsExpired.Load(),
 		"outbox_written":       s.OutboxWritten.Load(), "outbox_acked": s.OutboxAcked.Load(),
 		"sink_errors": s.SinkErrors.Load(),
-		"invalid":     s.InvalidTotal(), "batches_parked": s.BatchesParked.Load(),
+		"invalid":     s.InvalidTotal(), "items_parked": s.ItemsParked.Load(),
 		"shared_dedup_claims": s.SharedDedupClaims.Load(), "shared_dedup_duplicates": s.SharedDedupDuplicates.Load(),
 		"shared_dedup_fallbacks": s.SharedDedupFallbacks.Load(),
 		"run_store_reads":        s.RunStoreReads.Load(), "run_store_hits": s.RunStoreHits.Load(),
@@ -194,5 +196,9 @@ func (s *Stats) Snapshot() map[string]int64 {
 	for k, v := range s.Budget.Map() {
 		m["budget_"+k] = v
 	}
+	for r, v := range s.Invalid() {
+		m["invalid_"+string(r)] = v
+	}
+	m["names_normalized"] = s.NamesNormalized.Load()
 	return m
 }

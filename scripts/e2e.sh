@@ -3,7 +3,8 @@
 # loopback. Uses the stand-ins of E2E_STANDIN_DIR (default .standins/e2e,
 # own ports), starting them if needed and stopping them at the end only if
 # it started them. E2E_SHORT=1 runs the CI subset. Extra arguments go to the
-# e2e program (e.g. -scenarios kill,split or -break early-checkpoint).
+# e2e program (e.g. -scenarios kill,split or -break early-checkpoint;
+# -scenarios hostile: hostile producers mixed with good traffic, issue 26).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -17,13 +19,22 @@ func deadLetters(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("deadletters", flag.ContinueOnError)
 	dataDir := fs.String("data-dir", "", "the worker's data directory (the worker must be stopped)")
 	raw := fs.Bool("raw", false, "also print the first 200 bytes of each record")
-	parked := fs.Bool("parked", false, "list the parked sink batches (refused permanently by the graph) instead")
+	parked := fs.Bool("parked", false, "list the parked sink items (vertices and edges refused permanently by the graph, each set apart from its batch) instead")
+	replay := fs.Bool("replay-parked", false, "write the parked sink items again through -sink (after the graph or the item's cause was fixed); each written one is deleted, each refused again stays and is listed")
+	sinkSpec := fs.String("sink", "", "with -replay-parked: gremlin:<ws-url> (the worker's -sink)")
+	gopt := gremlinFlags(fs, nil)
 	fs.Usage = cli.Usage(fs, "lineageflow deadletters -data-dir DIR", "List refused records: shard, sequence number, reason, field, message.")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *dataDir == "" {
 		return fmt.Errorf("-data-dir is required")
+	}
+	if *replay && !strings.HasPrefix(*sinkSpec, "gremlin:") {
+		return fmt.Errorf("-replay-parked needs -sink gremlin:<ws-url>")
+	}
+	if !*replay && *sinkSpec != "" {
+		return fmt.Errorf("-sink is used only with -replay-parked")
 	}
 	if _, err := os.Stat(*dataDir); err != nil {
 		return fmt.Errorf("-data-dir: %w", err)
@@ -34,6 +45,14 @@ func deadLetters(ctx context.Context, args []string) error {
 	}
 	defer func() { _ = db.Close() }()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	if *replay {
+		w, closeSink, err := openSink(ctx, *sinkSpec, gopt, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		if err != nil {
+			return err
+		}
+		defer closeSink()
+		return replayParked(ctx, db, w, tw)
+	}
 	if *parked {
 		return listParked(db, tw)
 	}
@@ -63,11 +82,12 @@ func deadLetters(ctx context.Context, args []string) error {
 
 // listParked prints the parked sink batches.
 func listParked(db *pebble.DB, tw *tabwriter.Writer) error {
-	fmt.Fprintln(tw, "SHARD\tOUTBOX_SEQ\tAT\tATTEMPTS\tVERTICES\tEDGES\tREASON")
+	fmt.Fprintln(tw, "SHARD\tOUTBOX_SEQ\tAT\tATTEMPTS\tVERTICES\tEDGES\tITEM\tREASON")
 	n := 0
 	err := checkpoint.ListParked(db, func(p checkpoint.Parked) error {
 		n++
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\n", p.Shard, p.OutboxSeq, p.At.Format("2006-01-02T15:04:05.000Z"), p.Attempts, p.Vertices, p.Edges, p.Reason)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\n", p.Shard, p.OutboxSeq, p.At.Format("2006-01-02T15:04:05.000Z"), p.Attempts, p.Vertices, p.Edges,
+			shortItem(p.Item), shortItem(p.Reason))
 		return nil
 	})
 	if ferr := tw.Flush(); err == nil {
@@ -77,5 +97,52 @@ func listParked(db *pebble.DB, tw *tabwriter.Writer) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "%d parked batch(es)\n", n)
+	return nil
+}
+
+// shortItem cuts an id or a reason for one line of the listing.
+func shortItem(s string) string {
+	if len(s) > 160 {
+		return fmt.Sprintf("%s... (%d bytes)", s[:160], len(s))
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// replayParked writes every parked item (or whole parked batch) through
+// w, one at a time, and deletes each one written; one refused again stays
+// parked and is listed with the new error.
+func replayParked(ctx context.Context, db *pebble.DB, w processor.Writer, tw *tabwriter.Writer) error {
+	var all []checkpoint.Parked
+	if err := checkpoint.ListParked(db, func(p checkpoint.Parked) error { all = append(all, p); return nil }); err != nil {
+		return err
+	}
+	fmt.Fprintln(tw, "SHARD\tOUTBOX_SEQ\tITEM\tRESULT")
+	written := 0
+	for _, p := range all {
+		e, err := processor.DecodeOutbox(p.Entry)
+		if err != nil {
+			return fmt.Errorf("parked %s/%d: %w", p.Shard, p.OutboxSeq, err)
+		}
+		e.Batch.Key = fmt.Sprintf("replay/%s/%d/%s", p.Shard, p.OutboxSeq, p.Item)
+		result := "written"
+		if err := w.WriteBatch(ctx, e.Batch); err != nil {
+			result = "refused again: " + shortItem(err.Error())
+		} else if err := checkpoint.DeleteParked(db, p.Key); err != nil {
+			return err
+		} else {
+			written++
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", p.Shard, p.OutboxSeq, shortItem(p.Item), result)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "%d of %d parked item(s) written and deleted\n", written, len(all))
+	if written < len(all) {
+		return fmt.Errorf("%d parked item(s) refused again", len(all)-written)
+	}
 	return nil
 }

@@ -50,7 +50,7 @@ func runWorker(ctx context.Context, args []string) error {
 		runStoreTab = fs.String("run-store-table", "", "with -run-store dynamodb: the table (default <app>-runs)")
 		outboxCap   = fs.Int("outbox-cap", processor.DefaultOutboxCap, "unacknowledged outbox entries per shard before sealing blocks (backpressure)")
 		maxRecBytes = fs.Int("max-record-bytes", lineage.DefaultMaxBytes, "largest record decoded, in bytes (1024..1048576); larger ones are dead letters (oversized). Default: the Kinesis record limit, 1 MiB")
-		maxName     = fs.Int("max-name-bytes", lineage.DefaultMaxNameBytes, "largest namespace, name or run id, in bytes (64..262144); longer ones make the event a dead letter (name_too_long), so that no single item exceeds a graph write request")
+		maxName     = fs.Int("max-name-bytes", lineage.DefaultMaxNameBytes, "largest namespace, name or run id, in bytes (64..131072); longer ones make the event a dead letter (name_too_long), so that no single item exceeds a graph write request")
 		maxFuture   = fs.Duration("max-event-future", lineage.DefaultMaxEventFuture, "an eventTime later than the record's arrival plus this, or before 1970, makes the event a dead letter (event_time_out_of_range), so that no event wins last-writer-by-eventTime for ever (negative: no upper bound)")
 		maxEvDS     = fs.Int("max-event-datasets", processor.DefaultMaxEventDatasets, "budget: inputs + outputs of one event; beyond, the event is a dead letter (too_many_datasets)")
 		maxRunDS    = fs.Int("max-run-datasets", processor.DefaultMaxRunDatasets, "budget: inputs + outputs one run accumulates; beyond, new datasets are left out of the run (counted: lineage_budget_total{budget=\"run_datasets\"})")

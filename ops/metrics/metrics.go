@@ -175,6 +175,7 @@ var (
 	descDuplicates = desc("lineage_duplicates_detected_total", "Valid records byte-identical to one seen within the dedup TTL (producer retries).")
 	descInvalid    = desc("lineage_invalid_records_total", "Records refused as dead letters, by reason.", "reason")
 	descLenient    = desc("lineage_lenient_records_total", "Events accepted only by a leniency Marquez also has (zoneless_event_time: eventTime without a zone, read as UTC; kind_from_schema_url: an eventType without a run, read as the JobEvent/DatasetEvent its schemaURL names; invalid_parent_facet: a parent run facet that is not valid, ignored): producers to fix.", "kind")
+	descParked     = desc("lineage_sink_parked_items_total", "Vertices and edges the graph or its client refused permanently, each set apart from its batch and parked (the rest written): lineageflow deadletters -parked lists them, -replay-parked writes them again.")
 	descNFC        = desc("lineage_names_normalized_total", "Events one of whose namespaces or names was rewritten to Unicode NFC (so NFC and NFD spellings are one dataset).")
 	descLate       = desc("lineage_late_records_total", "Records whose window had already sealed (still written, in a later batch).")
 	descSealed     = desc("lineage_windows_sealed_total", "Windows sealed into the outbox.")
@@ -233,7 +234,7 @@ type collector struct{ e *Exporter }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecords, descSkipped, descEvents, descDuplicates, descInvalid, descLenient,
-		descNFC, descLate, descSealed, descEdges, descVertices, descRunsExp, descRefresh, descBudget, descLeasesLost, descCkpt, descSinkErrs, descOutboxAck,
+		descNFC, descParked, descLate, descSealed, descEdges, descVertices, descRunsExp, descRefresh, descBudget, descLeasesLost, descCkpt, descSinkErrs, descOutboxAck,
 		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis, descHOWait, descHOFail,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
 		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache, descSinkMerged,
@@ -309,6 +310,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descLate, float64(st.Late.Load()))
 	counter(descNFC, float64(st.NamesNormalized.Load()))
+	counter(descParked, float64(st.ItemsParked.Load()))
 	counter(descSealed, float64(st.WindowsSealed.Load()))
 	counter(descEdges, float64(st.EdgesEmitted.Load()))
 	counter(descVertices, float64(st.VerticesEmitted.Load()))

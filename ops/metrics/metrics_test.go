@@ -180,7 +180,7 @@ next:
 // one is missing from a scrape.
 var allMetrics = []string{
 	"lineage_records_read_total", "lineage_records_skipped_total", "lineage_events_decoded_total",
-	"lineage_duplicates_detected_total", "lineage_invalid_records_total", "lineage_lenient_records_total", "lineage_late_records_total", "lineage_names_normalized_total",
+	"lineage_duplicates_detected_total", "lineage_invalid_records_total", "lineage_lenient_records_total", "lineage_late_records_total", "lineage_names_normalized_total", "lineage_sink_parked_items_total",
 	"lineage_windows_sealed_total", "lineage_edges_emitted_total", "lineage_vertices_emitted_total",
 	"lineage_runs_expired_total", "lineage_refresh_lane_records_total", "lineage_checkpoints_total", "lineage_sink_errors_total",
 	"lineage_outbox_acked_total", "lineage_graph_writes_total", "lineage_write_reduction_ratio",

@@ -49,7 +49,7 @@ var (
 var wantAlerts = []string{
 	"LineageFallingBehind", "LineageGraphSlowOrDown", "LineageOutboxGrowing", "LineageCheckpointStuck",
 	"LineageBadProducers", "LineageShardsUnassigned", "LineageSinkLatencyHigh", "LineageSlowDisk",
-	"LineageHandoffsMissing", "LineageSinkRequestFailures", "LineageCanaryDiverging",
+	"LineageHandoffsMissing", "LineageSinkRequestFailures", "LineageSinkParked", "LineageCanaryDiverging",
 }
 
 type ruleGroups struct {

@@ -59,6 +59,7 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 	anyG := refmodel.Build(data, refmodel.Options{Policy: "any"})
 	r.events, r.expEdges = len(recs), len(s.want.Edges)
 	s.records = len(toReplay)
+	s.generated = toReplay
 
 	if err := graph.Drop(env.GremlinEndpoint); err != nil {
 		return fail(err)

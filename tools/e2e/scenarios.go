@@ -157,6 +157,8 @@ var scenarios = []scenario{
 		workers: 1, noRunStore: true, fault: moveFault, check: moveCheck},
 	{name: "poison", what: "a bad-index aggregate, a bad-protobuf aggregate and an aggregate of 100k empty records mid-stream: no crash, exact graph, each refused record one dead letter",
 		workers: 2, fault: poisonFault, check: poisonCheck},
+	{name: "hostile", what: "hostile producers mid-stream: a 600,000-character name, a hijack of another job's run (COMPLETE and FAIL), events dated 9999 and year 0, an invalid UTF-8 name: the generated traffic's graph exact (missing=0), each hostile record one dead letter for its reason",
+		workers: 2, fault: hostileFault, check: hostileCheck},
 	{name: "freeze", what: "SIGSTOP a worker past its failover time, then SIGCONT: exact graph, its lease gauge and /readyz follow the leases it really holds",
 		workers: 2, fault: freezeFault, live: freezeLive},
 }

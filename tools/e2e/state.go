@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lineageflow/lineageflow/graph"
+	"github.com/lineageflow/lineageflow/internal/replay"
 	"github.com/lineageflow/lineageflow/testkit/harness"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
@@ -18,7 +19,8 @@ type state struct {
 	procs     []*harness.Proc
 	replayJob *replayJob
 	want      *refmodel.Graph
-	records   int // user records put on the stream
+	records   int             // user records put on the stream
+	generated []replay.Record // the generated stream, in order (hostile picks a victim run in it)
 	dlq       int
 	extraDLQ  int           // dead letters the fault added beyond the generated stream's (poison)
 	frozen    *harness.Proc // the worker the freeze scenario froze
