@@ -93,13 +93,13 @@ func TestMarquezPythonClient(t *testing.T) {
 			Outputs        []string
 			LatestRunState string
 		} `json:"job"`
-		Runs            [][2]string `json:"runs"`
-		Run             string      `json:"run"`
-		DatasetVersions []any       `json:"datasetVersions"`
-		Tags            []any       `json:"tags"`
-		ColumnLineage   []string    `json:"columnLineage"`
-		Lineage         []string    `json:"lineage"`
-		LineageEdges    []string    `json:"lineageEdges"`
+		Runs          [][2]string       `json:"runs"`
+		RunByID       map[string]string `json:"runById"`
+		Run           string            `json:"run"`
+		ColumnLineage []string          `json:"columnLineage"`
+		Lineage       []string          `json:"lineage"`
+		LineageEdges  []string          `json:"lineageEdges"`
+		notImpl
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -117,7 +117,7 @@ func TestMarquezPythonClient(t *testing.T) {
 	check("dataset", got.Dataset.Name+"|"+got.Dataset.Namespace+"|"+strings.Join(got.Dataset.Fields, ","), "clean|ns1|id,v")
 	check("job inputs", got.Job.Inputs, []string{fxOdd.Name, "raw"})
 	check("job outputs", got.Job.Outputs, []string{"clean", fxLong.Name})
-	check("job latest run", got.Job.LatestRunState, "FAILED")
+	check("job latest run (no health properties: the newest Run vertex)", got.Job.LatestRunState, "FAILED")
 	check("runs", got.Runs, [][2]string{{fxRunFail, "FAILED"}, {fxRunOK, "COMPLETED"}})
 	check("run", got.Run, "FAILED")
 	check("lineage nodes", got.Lineage, []string{dsNode(fxClean), dsNode(fxRaw), dsNode(fxReport),
@@ -130,7 +130,37 @@ func TestMarquezPythonClient(t *testing.T) {
 	sort.Strings(edges)
 	check("lineage edges (dataset -> job -> dataset, no DERIVES)", got.LineageEdges, edges)
 	check("column lineage", got.ColumnLineage, []string{"datasetField:ns1:clean:id", "datasetField:ns1:raw:id"})
-	if len(got.DatasetVersions) != 0 || len(got.Tags) != 0 {
-		t.Errorf("versions %v tags %v: want empty (the graph keeps none)", got.DatasetVersions, got.Tags)
+	check("run by id", got.RunByID, map[string]string{fxRunFail: "FAILED", fxRunOK: "COMPLETED"})
+	got.notImpl.check(t, fxNS)
+}
+
+// notImpl are the read methods the server answers 501: each must name its
+// route.
+type notImpl struct {
+	DatasetVersions, DatasetVersion, Sources, Source, Tags, Events, EventsNs struct {
+		Status int
+		Route  string
+	}
+}
+
+func (n notImpl) check(t *testing.T, ns string) {
+	t.Helper()
+	for _, c := range []struct {
+		what   string
+		status int
+		route  string
+		want   string
+	}{
+		{"list_dataset_versions", n.DatasetVersions.Status, n.DatasetVersions.Route, "GET /api/v1/namespaces/{namespace}/datasets/{dataset}/versions"},
+		{"get_dataset_version", n.DatasetVersion.Status, n.DatasetVersion.Route, "GET /api/v1/namespaces/{namespace}/datasets/{dataset}/versions/{version}"},
+		{"list_sources", n.Sources.Status, n.Sources.Route, "GET /api/v1/sources"},
+		{"get_source", n.Source.Status, n.Source.Route, "GET /api/v1/sources/{source}"},
+		{"list_tags", n.Tags.Status, n.Tags.Route, "GET /api/v1/tags"},
+		{"list_events", n.Events.Status, n.Events.Route, "GET /api/v1/events"},
+		{"list_events(namespace)", n.EventsNs.Status, n.EventsNs.Route, "GET /api/v1/events/{namespace}"},
+	} {
+		if c.status != 501 || c.route != c.want {
+			t.Errorf("%s: status %d route %q, want 501 naming %q", c.what, c.status, c.route, c.want)
+		}
 	}
 }

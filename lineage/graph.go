@@ -60,6 +60,7 @@ const (
 const (
 	PropLatestRunID       = "latestRunId"       // Job: the runId of its latest run event by eventTime (last writer wins)
 	PropLatestRunState    = "latestRunState"    // Job: that event's state, Marquez's (RUNNING, COMPLETED, FAILED, ABORTED)
+	PropLatestRunAt       = "latestRunAt"       // Job: that event's eventTime (max eventTime of its run events)
 	PropLastTerminalState = "lastTerminalState" // Job: the state of its latest terminal event (last writer wins)
 	PropLastSuccessAt     = "lastSuccessAt"     // Job: max eventTime of its COMPLETE events
 	PropLastFailureAt     = "lastFailureAt"     // Job: max eventTime of its FAIL and ABORT events
@@ -71,7 +72,7 @@ const (
 // dataset write properties (run history, counted apart from lineage).
 func IsRunHistoryProp(key string) bool {
 	switch key {
-	case PropLatestRunID, PropLatestRunState, PropLastTerminalState, PropLastSuccessAt, PropLastFailureAt,
+	case PropLatestRunID, PropLatestRunState, PropLatestRunAt, PropLastTerminalState, PropLastSuccessAt, PropLastFailureAt,
 		PropLastWrittenAt, PropLastWriteRunID:
 		return true
 	}
@@ -102,7 +103,7 @@ func HealthProps(dst []Prop, t EventType, runID string, ms int64) []Prop {
 	if st == "" {
 		return dst
 	}
-	dst = append(dst, StrLWW(PropLatestRunID, runID, ms), StrLWW(PropLatestRunState, st, ms))
+	dst = append(dst, StrLWW(PropLatestRunID, runID, ms), StrLWW(PropLatestRunState, st, ms), NumMax(PropLatestRunAt, ms))
 	if t.Terminal() {
 		dst = append(dst, StrLWW(PropLastTerminalState, st, ms))
 		if t == TypeComplete {
