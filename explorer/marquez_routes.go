@@ -93,6 +93,11 @@ var mqRouteTable = []mqRoute{
 // muxPattern is p as an http.ServeMux path (Marquez's {namespace},
 // {dataset}, {job} are this package's {ns} and {name}).
 func muxPattern(p string) string {
+	if p == "/events/{namespace}" {
+		// marquez-python puts the namespace into the path unescaped: a
+		// namespace with '/' (s3://..., spark://...) is several segments.
+		return "/api/v1/events/{ns...}"
+	}
 	r := strings.NewReplacer("{namespace}", "{ns}", "{dataset}", "{name}", "{job}", "{name}")
 	return "/api/v1" + r.Replace(p)
 }
