@@ -315,7 +315,10 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 			By(tf.keep(__.OutE(walkLabels...)).Limit(countCap).Count()).
 			By(tf.keep(__.OutE(lineageLabels...)).Limit(countCap).Where(__.InV().Where(P.Within("found"))).
 				Project("id", "label", "i", "p").By(T.Id).By(T.Label).By(__.InV().Id()).By(__.ValueMap()).Fold()).
-			By(__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(1).Values(lineage.PropState).Fold()).
+			// The job's latest run by eventTime (its health property), else
+			// its newest recorded run.
+			By(__.Coalesce(__.Values(lineage.PropLatestRunState),
+				__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(1).Values(lineage.PropState)).Fold()).
 			By(__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Has(lineage.PropState, string(lineage.TypeFail)).Limit(1).Count())
 	})
 	if err != nil {
@@ -345,6 +348,9 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 		}
 		if l := list(m["last"]); len(l) == 1 {
 			st := asString(l[0])
+			if et := eventType(st); et != "" {
+				st = et // a health state (COMPLETED): the run state's event type
+			}
 			n.lastState = &st
 		}
 		if c, ok := asInt64(m["failed"]); ok && c > 0 {

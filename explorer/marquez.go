@@ -28,19 +28,15 @@ func (s *Server) marquezRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /api/v1/namespaces/{ns}", s.mqNamespace)
 	m.HandleFunc("GET /api/v1/namespaces/{ns}/datasets", s.mqDatasets)
 	m.HandleFunc("GET /api/v1/namespaces/{ns}/datasets/{name}", s.mqDataset)
-	m.HandleFunc("GET /api/v1/namespaces/{ns}/datasets/{name}/versions", s.mqEmpty("versions"))
 	m.HandleFunc("GET /api/v1/namespaces/{ns}/jobs", s.mqJobs)
 	m.HandleFunc("GET /api/v1/namespaces/{ns}/jobs/{name}", s.mqJob)
 	m.HandleFunc("GET /api/v1/namespaces/{ns}/jobs/{name}/runs", s.mqJobRuns)
-	m.HandleFunc("GET /api/v1/namespaces/{ns}/jobs/{name}/versions", s.mqEmpty("versions"))
 	m.HandleFunc("GET /api/v1/jobs/runs/{id}", s.mqRun)
 	m.HandleFunc("GET /api/v1/lineage", s.mqLineage)
 	m.HandleFunc("GET /api/v1/column-lineage", s.mqColumnLineage)
 	m.HandleFunc("GET /api/v1/search", s.mqSearch)
-	m.HandleFunc("GET /api/v1/tags", s.mqEmpty("tags"))
-	m.HandleFunc("GET /api/v1/sources", s.mqEmpty("sources"))
-	m.HandleFunc("GET /api/v1/events", s.mqEmpty("events"))
-	m.HandleFunc("GET /api/v1/events/lineage", s.mqEmpty("events"))
+	m.HandleFunc("GET /api/v1/jobs/runs/{id}/facets", s.mqRunFacets)
+	s.mqRefusals(m)
 }
 
 // isoTime formats Unix ms as Marquez does (ISO-8601, UTC).
@@ -63,12 +59,6 @@ func page(r *http.Request) (limit, offset int, err error) {
 	}
 	offset, err = intParam(r, "offset", 0, 0, 1<<30)
 	return limit, offset, err
-}
-
-func (s *Server) mqEmpty(key string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{key: []any{}, "totalCount": 0})
-	}
 }
 
 // MQNamespace is Marquez's Namespace.
@@ -229,6 +219,7 @@ func mqDataset(d *NodeDetails) MQDataset {
 		LastLifecycleState: strProp(p, "lifecycleState"), Description: strProp(p, "description"),
 		CurrentVersion: strProp(p, "version"), Facets: map[string]any{},
 	}
+	ds.Tags = tagNames(p)
 	ds.Deleted = ds.LastLifecycleState != nil && *ds.LastLifecycleState == "DROP"
 	if v := strProp(p, "schema"); v != nil {
 		var fields []struct {
@@ -374,13 +365,15 @@ func mqJob(d *NodeDetails) MQJob {
 	for _, r := range d.outputRefs {
 		j.Outputs = append(j.Outputs, MQDatasetID{r.Namespace, r.Name})
 	}
-	for _, rs := range d.Runs {
+	runs := withLatest(d)
+	for _, rs := range runs {
 		j.LatestRuns = append(j.LatestRuns, mqRun(rs))
 	}
-	if len(j.LatestRuns) > 0 {
-		lr := j.LatestRuns[0]
-		j.LatestRun = &lr
+	if lr := latestOf(d, runs); lr != nil {
+		r := mqRun(*lr)
+		j.LatestRun = &r
 	}
+	j.Tags = tagNames(p)
 	return j
 }
 
@@ -476,11 +469,12 @@ func (s *Server) mqJobRuns(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	all := withLatest(d)
 	runs := []MQRun{}
-	for _, rs := range window(d.Runs, limit, offset) {
+	for _, rs := range window(all, limit, offset) {
 		runs = append(runs, mqRun(rs))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": runs, "totalCount": len(d.Runs)})
+	writeJSON(w, http.StatusOK, map[string]any{"runs": runs, "totalCount": len(all)})
 }
 
 // runVertexIDs are the ids a Run vertex of runID may have: the model's
@@ -488,31 +482,6 @@ func (s *Server) mqJobRuns(w http.ResponseWriter, r *http.Request) {
 // the other vertex ids with an empty name) and the plain "run:" + runId of
 // the graph contract's first wording.
 func runVertexIDs(runID string) []any { return []any{vertexID("run:", runID, ""), "run:" + runID} }
-
-func (s *Server) mqRun(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if id == "" || len(id) > 256 {
-		s.fail(w, r, badRequest("run id must be 1 to 256 characters"))
-		return
-	}
-	rows, err := s.graph.read(r.Context(), func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
-		return g.V(runVertexIDs(id)...).HasLabel(lineage.LabelRun).ValueMap()
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if len(rows) == 0 {
-		s.fail(w, r, &NotFoundError{Msg: "run " + quoteShort(id) + " not found"})
-		return
-	}
-	m, err := rowMap(rows[0])
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, mqRun(runSummary(props(m))))
-}
 
 // MQNode is one node of Marquez's lineage graph.
 type MQNode struct {

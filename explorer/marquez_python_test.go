@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +16,11 @@ import (
 	"testing"
 	"time"
 
+	lfgraph "github.com/lineageflow/lineageflow/graph"
+	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/sink"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
+	"github.com/lineageflow/lineageflow/verify/refmodel"
 )
 
 // startServe builds and runs `lineageflow serve` on endpoint (a free
@@ -93,13 +99,13 @@ func TestMarquezPythonClient(t *testing.T) {
 			Outputs        []string
 			LatestRunState string
 		} `json:"job"`
-		Runs            [][2]string `json:"runs"`
-		Run             string      `json:"run"`
-		DatasetVersions []any       `json:"datasetVersions"`
-		Tags            []any       `json:"tags"`
-		ColumnLineage   []string    `json:"columnLineage"`
-		Lineage         []string    `json:"lineage"`
-		LineageEdges    []string    `json:"lineageEdges"`
+		Runs          [][2]string       `json:"runs"`
+		RunByID       map[string]string `json:"runById"`
+		Run           string            `json:"run"`
+		ColumnLineage []string          `json:"columnLineage"`
+		Lineage       []string          `json:"lineage"`
+		LineageEdges  []string          `json:"lineageEdges"`
+		notImpl
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -117,7 +123,7 @@ func TestMarquezPythonClient(t *testing.T) {
 	check("dataset", got.Dataset.Name+"|"+got.Dataset.Namespace+"|"+strings.Join(got.Dataset.Fields, ","), "clean|ns1|id,v")
 	check("job inputs", got.Job.Inputs, []string{fxOdd.Name, "raw"})
 	check("job outputs", got.Job.Outputs, []string{"clean", fxLong.Name})
-	check("job latest run", got.Job.LatestRunState, "FAILED")
+	check("job latest run (no health properties: the newest Run vertex)", got.Job.LatestRunState, "FAILED")
 	check("runs", got.Runs, [][2]string{{fxRunFail, "FAILED"}, {fxRunOK, "COMPLETED"}})
 	check("run", got.Run, "FAILED")
 	check("lineage nodes", got.Lineage, []string{dsNode(fxClean), dsNode(fxRaw), dsNode(fxReport),
@@ -130,7 +136,166 @@ func TestMarquezPythonClient(t *testing.T) {
 	sort.Strings(edges)
 	check("lineage edges (dataset -> job -> dataset, no DERIVES)", got.LineageEdges, edges)
 	check("column lineage", got.ColumnLineage, []string{"datasetField:ns1:clean:id", "datasetField:ns1:raw:id"})
-	if len(got.DatasetVersions) != 0 || len(got.Tags) != 0 {
-		t.Errorf("versions %v tags %v: want empty (the graph keeps none)", got.DatasetVersions, got.Tags)
+	check("run by id", got.RunByID, map[string]string{fxRunFail: "FAILED", fxRunOK: "COMPLETED"})
+	got.notImpl.check(t, fxNS)
+}
+
+// notImpl are the read methods the server answers 501: each must name its
+// route.
+type notImpl struct {
+	DatasetVersions, DatasetVersion, Sources, Source, Tags, Events, EventsNs struct {
+		Status int
+		Route  string
+	}
+}
+
+func (n notImpl) check(t *testing.T, ns string) {
+	t.Helper()
+	for _, c := range []struct {
+		what   string
+		status int
+		route  string
+		want   string
+	}{
+		{"list_dataset_versions", n.DatasetVersions.Status, n.DatasetVersions.Route, "GET /api/v1/namespaces/{namespace}/datasets/{dataset}/versions"},
+		{"get_dataset_version", n.DatasetVersion.Status, n.DatasetVersion.Route, "GET /api/v1/namespaces/{namespace}/datasets/{dataset}/versions/{version}"},
+		{"list_sources", n.Sources.Status, n.Sources.Route, "GET /api/v1/sources"},
+		{"get_source", n.Source.Status, n.Source.Route, "GET /api/v1/sources/{source}"},
+		{"list_tags", n.Tags.Status, n.Tags.Route, "GET /api/v1/tags"},
+		{"list_events", n.Events.Status, n.Events.Route, "GET /api/v1/events"},
+		{"list_events(namespace)", n.EventsNs.Status, n.EventsNs.Route, "GET /api/v1/events/{namespace}"},
+	} {
+		if c.status != 501 || c.route != c.want {
+			t.Errorf("%s: status %d route %q, want 501 naming %q", c.what, c.status, c.route, c.want)
+		}
+	}
+}
+
+// loadEvents drops the graph and writes the graph the pipeline writes for
+// records (the reference model's, which the processor's tests hold it to,
+// -runs failed, the default) with the sink.
+func loadEvents(t testing.TB, endpoint string, records [][]byte) {
+	t.Helper()
+	if err := lfgraph.Drop(endpoint); err != nil {
+		t.Fatal(err)
+	}
+	g := refmodel.Build(records, refmodel.Options{})
+	if g.Invalid != 0 {
+		t.Fatalf("%d invalid records", g.Invalid)
+	}
+	n, err := sink.New(sink.Config{Endpoint: endpoint, Writers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(context.Background())
+	b := lineage.Batch{Key: "events"}
+	for _, v := range g.Vertices {
+		b.Vertices = append(b.Vertices, v)
+	}
+	for _, e := range g.Edges {
+		b.Edges = append(b.Edges, e)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n.WriteBatch(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recoveredEvents: job build_mart FAILs (run ...0002, "disk full") then
+// COMPLETEs (run ...0003); job clean never fails (run ...0004); job flaky
+// only FAILs (run ...0005).
+func recoveredEvents() [][]byte {
+	ev := func(typ, run, ts, job, extra string) []byte {
+		return []byte(`{"eventType":"` + typ + `","eventTime":"2026-03-01T` + ts + `Z","run":{"runId":"` + run + `"` + extra +
+			`},"job":{"namespace":"spark://emr-prod","name":"daily_orders.` + job + `","facets":{"tags":{"tags":[{"key":"team","value":"orders","source":"CONFIG"}]}}},` +
+			`"inputs":[{"namespace":"spark://emr-prod","name":"raw.orders"}],"outputs":[{"namespace":"spark://emr-prod","name":"mart.` + job + `",` +
+			`"facets":{"columnLineage":{"fields":{"id":{"inputFields":[{"namespace":"spark://emr-prod","name":"raw.orders","field":"id"}]}}}}}],` +
+			`"producer":"https://example.com/p","schemaURL":"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"}`)
+	}
+	const r = "0196a000-0000-7000-8000-00000000000"
+	fail := `,"facets":{"errorMessage":{"message":"disk full","programmingLanguage":"python"}}`
+	return [][]byte{
+		ev("START", r+"2", "01:00:00", "build_mart", ""),
+		ev("FAIL", r+"2", "01:05:00", "build_mart", fail),
+		ev("START", r+"3", "02:00:00", "build_mart", ""),
+		ev("COMPLETE", r+"3", "02:10:00", "build_mart", ""),
+		ev("START", r+"4", "01:00:00", "clean", ""),
+		ev("COMPLETE", r+"4", "01:02:00", "clean", ""),
+		ev("START", r+"5", "03:00:00", "flaky", ""),
+		ev("FAIL", r+"5", "03:01:00", "flaky", fail),
+	}
+}
+
+// TestMarquezPythonClientRecoveredJob: a job that FAILed then COMPLETEd,
+// read with the real marquez-python client: latestRun is the COMPLETE
+// (by eventTime, not the newest Run vertex), its runs list both runs and
+// get_job_run answers each; a job that never failed has its COMPLETE as
+// latestRun (no Run vertex under -runs failed); tags are listed. The
+// explorer's own lineage shows the recovered job healthy (last run
+// COMPLETE) with its failed run in its history, the failing one FAIL.
+func TestMarquezPythonClientRecoveredJob(t *testing.T) {
+	ep := gremlinEndpoint(t)
+	python := testenv.PythonVenv(t, "marquez-venv", "LINEAGEFLOW_MARQUEZ_VENV", "explorer/testdata/marquez-python/requirements.txt", "import marquez_client")
+	loadEvents(t, ep, recoveredEvents())
+	base, _ := startServe(t, ep)
+	const ns, r = "spark://emr-prod", "0196a000-0000-7000-8000-00000000000"
+	read := func(job, dataset, run string) map[string]any {
+		out, err := exec.Command(python, filepath.Join("testdata", "marquez-python", "check.py"), base, ns, dataset, job, run).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				t.Fatalf("check.py: %v\n%s", err, ee.Stderr)
+			}
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return got
+	}
+	check := func(what string, got, want any) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %v, want %v", what, got, want)
+		}
+	}
+	got := read("daily_orders.build_mart", "mart.build_mart", r+"3")
+	job := got["job"].(map[string]any)
+	check("build_mart latestRun", []any{job["latestRunState"], job["latestRunId"]}, []any{"COMPLETED", r + "3"})
+	check("build_mart runs", got["runs"], []any{[]any{r + "3", "COMPLETED"}, []any{r + "2", "FAILED"}})
+	check("build_mart runs by id", got["runById"], map[string]any{r + "3": "COMPLETED", r + "2": "FAILED"})
+	check("build_mart tags", job["tags"], []any{"team"})
+	got = read("daily_orders.clean", "mart.clean", r+"4")
+	job = got["job"].(map[string]any)
+	check("clean latestRun", []any{job["latestRunState"], job["latestRunId"]}, []any{"COMPLETED", r + "4"})
+	check("clean run", got["run"], "COMPLETED")
+	got = read("daily_orders.flaky", "raw.orders", r+"5")
+	job = got["job"].(map[string]any)
+	check("flaky latestRun", []any{job["latestRunState"], job["latestRunId"]}, []any{"FAILED", r + "5"})
+
+	// The explorer's own API.
+	for _, c := range []struct {
+		job, state string
+		failed     bool
+	}{{"build_mart", "COMPLETE", true}, {"clean", "COMPLETE", false}, {"flaky", "FAIL", true}} {
+		resp, err := http.Get(base + "/api/lf/v1/lineage?nodeId=" + url.QueryEscape("job:"+ns+":daily_orders."+c.job))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l Lineage
+		err = json.NewDecoder(resp.Body).Decode(&l)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range l.Nodes {
+			if n.Type == "JOB" && n.Name == "daily_orders."+c.job {
+				if n.LastRunState == nil || *n.LastRunState != c.state || n.HasFailedRuns != c.failed {
+					t.Errorf("%s: last run %v failed runs %v, want %s %v", c.job, n.LastRunState, n.HasFailedRuns, c.state, c.failed)
+				}
+			}
+		}
 	}
 }

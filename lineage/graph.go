@@ -55,6 +55,72 @@ const (
 	PropParentRunID      = "parentRunId"      // the parent run facet's runId, last writer wins
 )
 
+// Job health and dataset write properties (DESIGN.md, Lineage semantics
+// 14), written for every run whatever -runs says.
+const (
+	PropLatestRunID       = "latestRunId"       // Job: the runId of its latest run event by eventTime (last writer wins)
+	PropLatestRunState    = "latestRunState"    // Job: that event's state, Marquez's (RUNNING, COMPLETED, FAILED, ABORTED)
+	PropLatestRunAt       = "latestRunAt"       // Job: that event's eventTime (max eventTime of its run events)
+	PropLastTerminalState = "lastTerminalState" // Job: the state of its latest terminal event (last writer wins)
+	PropLastSuccessAt     = "lastSuccessAt"     // Job: max eventTime of its COMPLETE events
+	PropLastFailureAt     = "lastFailureAt"     // Job: max eventTime of its FAIL and ABORT events
+	PropLastWrittenAt     = "lastWrittenAt"     // Dataset: max lastSeen of the OUTPUTS of committed runs
+	PropLastWriteRunID    = "lastWriteRunId"    // Dataset: the run of lastWrittenAt (last writer wins)
+)
+
+// IsRunHistoryProp reports whether key is one of the job health and
+// dataset write properties (run history, counted apart from lineage).
+func IsRunHistoryProp(key string) bool {
+	switch key {
+	case PropLatestRunID, PropLatestRunState, PropLatestRunAt, PropLastTerminalState, PropLastSuccessAt, PropLastFailureAt,
+		PropLastWrittenAt, PropLastWriteRunID:
+		return true
+	}
+	return false
+}
+
+// HealthState is the Marquez run state an event of type t reports
+// (START and RUNNING: RUNNING; COMPLETE: COMPLETED; FAIL: FAILED; ABORT:
+// ABORTED); "" for OTHER and no eventType, which report none.
+func HealthState(t EventType) string {
+	switch t {
+	case TypeStart, TypeRunning:
+		return "RUNNING"
+	case TypeComplete:
+		return "COMPLETED"
+	case TypeFail:
+		return "FAILED"
+	case TypeAbort:
+		return "ABORTED"
+	}
+	return ""
+}
+
+// HealthProps are the Job health properties one RunEvent of type t of
+// run runID at eventTime ms gives its job (none for a state "").
+func HealthProps(dst []Prop, t EventType, runID string, ms int64) []Prop {
+	st := HealthState(t)
+	if st == "" {
+		return dst
+	}
+	dst = append(dst, StrLWW(PropLatestRunID, runID, ms), StrLWW(PropLatestRunState, st, ms), NumMax(PropLatestRunAt, ms))
+	if t.Terminal() {
+		dst = append(dst, StrLWW(PropLastTerminalState, st, ms))
+		if t == TypeComplete {
+			dst = append(dst, NumMax(PropLastSuccessAt, ms))
+		} else {
+			dst = append(dst, NumMax(PropLastFailureAt, ms))
+		}
+	}
+	return dst
+}
+
+// WriteProps are the Dataset properties an OUTPUTS edge of run runID
+// stamped up to last gives its dataset.
+func WriteProps(dst []Prop, runID string, last int64) []Prop {
+	return append(dst, NumMax(PropLastWrittenAt, last), StrLWW(PropLastWriteRunID, runID, last))
+}
+
 // Vertex is one graph vertex. Its ID is a pure, injective function of
 // (Label, Namespace, Name): see [DatasetID], [JobID] and [RunVertexID].
 // Namespace and Name are written when the vertex is created; Props are

@@ -84,34 +84,41 @@ func (x *Rules) facetProps(ev *lineage.Event, bucket int64, em Emitter) {
 		} else {
 			v.ID = x.ids.Dataset(lineage.Dataset{Namespace: f.Namespace, Name: f.Name})
 		}
-		// Each property by its own content: another producer's facets
-		// of the same dataset may carry other keys.
-		// Without a property in another lane (the common case) f.Props
-		// goes as it is; else fastProps holds those that stay in bucket.
-		x.slowProps = x.slowProps[:0]
-		fastPs, slow := f.Props, bucket
-		for k, p := range f.Props {
-			if b := em.PropLane(bucket, v.ID, p); b != bucket {
-				if len(x.slowProps) == 0 {
-					x.fastProps = append(x.fastProps[:0], f.Props[:k]...)
-				}
-				slow = b
-				x.slowProps = append(x.slowProps, p)
-			} else if len(x.slowProps) > 0 {
-				x.fastProps = append(x.fastProps, p)
+		x.addProps(em, bucket, FromRecord, v, f.Props)
+	}
+}
+
+// addProps writes properties ps of vertex v (a contribution of origin
+// from), each into the window its
+// lane picks (bucket, or the refresh lane).
+func (x *Rules) addProps(em Emitter, bucket int64, from Origin, v lineage.Vertex, ps []lineage.Prop) {
+	// Each property by its own content: another producer's facets
+	// of the same dataset may carry other keys.
+	// Without a property in another lane (the common case) ps goes as
+	// it is; else fastProps holds those that stay in bucket.
+	x.slowProps = x.slowProps[:0]
+	fastPs, slow := ps, bucket
+	for k, p := range ps {
+		if b := em.PropLane(bucket, v.ID, p); b != bucket {
+			if len(x.slowProps) == 0 {
+				x.fastProps = append(x.fastProps[:0], ps[:k]...)
 			}
+			slow = b
+			x.slowProps = append(x.slowProps, p)
+		} else if len(x.slowProps) > 0 {
+			x.fastProps = append(x.fastProps, p)
 		}
-		if len(x.slowProps) > 0 {
-			fastPs = x.fastProps
-		}
-		for _, l := range [2]struct {
-			b  int64
-			ps []lineage.Prop
-		}{{bucket, fastPs}, {slow, x.slowProps}} {
-			if len(l.ps) > 0 {
-				em.Touch(l.b, FromRecord)
-				em.AddVertexProps(l.b, v, l.ps)
-			}
+	}
+	if len(x.slowProps) > 0 {
+		fastPs = x.fastProps
+	}
+	for _, l := range [2]struct {
+		b  int64
+		ps []lineage.Prop
+	}{{bucket, fastPs}, {slow, x.slowProps}} {
+		if len(l.ps) > 0 {
+			em.Touch(l.b, from)
+			em.AddVertexProps(l.b, v, l.ps)
 		}
 	}
 }

@@ -42,6 +42,7 @@ func (x *Rules) Event(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
 		x.jobEvent(ev, bucket, em)
 	case lineage.KindRun:
 		x.runEvent(ev, r, bucket, em)
+		x.jobHealth(ev, r, bucket, em)
 	}
 	x.aliases(ev, bucket, em)
 	x.parents(ev, bucket, em)
@@ -77,6 +78,16 @@ type lineageOf struct {
 	explicit bool
 	pairs    []PairRef
 	newPair  int
+}
+
+// jobHealth writes the health properties RunEvent ev gives its run's job
+// (DESIGN.md, Lineage semantics 14), whatever the run's outcome.
+func (x *Rules) jobHealth(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
+	x.propBuf = lineage.HealthProps(x.propBuf[:0], ev.Type, ev.RunID, ev.Time.UnixMilli())
+	if len(x.propBuf) == 0 {
+		return
+	}
+	x.addProps(em, bucket, FromRecord, lineage.Vertex{ID: r.JobID, Label: lineage.LabelJob, Namespace: r.Job.Namespace, Name: r.Job.Name}, x.propBuf)
 }
 
 // runEvent folds RunEvent ev into its run r and emits the edges it makes
@@ -209,8 +220,13 @@ func (x *Rules) emit(em Emitter, e *emission, ins, outs []DatasetRef, newIn, new
 	for j := range outs {
 		out := &outs[j]
 		if j >= newOut {
-			em.AddVertex(e.bucket, lineage.Vertex{ID: out.ID, Label: lineage.LabelDataset, Namespace: out.D.Namespace, Name: out.D.Name})
+			v := lineage.Vertex{ID: out.ID, Label: lineage.LabelDataset, Namespace: out.D.Namespace, Name: out.D.Name}
+			em.AddVertex(e.bucket, v)
 			em.AddEdge(e.bucket, lineage.EdgeOutputs, e.jobID, out.ID, e.first, e.last, e.runID)
+			if e.runID != "" {
+				x.propBuf = lineage.WriteProps(x.propBuf[:0], e.runID, e.last)
+				x.addProps(em, e.bucket, e.from, v, x.propBuf)
+			}
 			edges++
 			em.MaySpill()
 		}

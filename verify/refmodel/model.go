@@ -191,6 +191,11 @@ func (m *Model) Add(data []byte) {
 			m.runs[ev.runID] = r
 		}
 		m.runVertex(r, ev)
+		if hp := lineage.HealthProps(nil, ev.typ, ev.runID, ev.time); len(hp) > 0 {
+			v := lineage.JobVertex(r.job)
+			v.Props = lineage.MakeProps(hp...)
+			lineage.MergeVertexInto(m.vertices, v)
+		}
 		if !m.any && r.terminal == "" && !ev.typ.Terminal() && ev.streaming {
 			r.streaming = true
 		}
@@ -296,6 +301,11 @@ func (m *Model) Graph() *Graph {
 			pairs = append(pairs, p)
 		}
 		m.addEdges(g.Edges, g.Vertices, r.job, setList(r.inputs), setList(r.outputs), r.explicit, pairs, r.first, r.last, r.id)
+		for o := range r.outputs {
+			v := lineage.DatasetVertex(o)
+			v.Props = lineage.MakeProps(lineage.WriteProps(nil, r.id, r.last)...)
+			lineage.MergeVertexInto(g.Vertices, v)
+		}
 		fs := make([]fieldPair, 0, len(r.fields))
 		ps := make([]lineage.Props, 0, len(r.fields))
 		for f, p := range r.fields {

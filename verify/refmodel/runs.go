@@ -131,7 +131,9 @@ func IsLineage(label string) bool {
 
 // Lineage returns the lineage part of g, the graph of the model before
 // runs had vertices: the lineage edges, their endpoints, and the vertices
-// no edge touches (DatasetEvents). Counts are kept.
+// no edge touches (DatasetEvents), all without their run-history
+// properties (lineage.IsRunHistoryProp); a vertex no edge touches that
+// held only those is left out. Counts are kept.
 func (g *Graph) Lineage() *Graph {
 	out := &Graph{Vertices: map[string]lineage.Vertex{}, Edges: map[string]lineage.Edge{},
 		Invalid: g.Invalid, Duplicates: g.Duplicates, Events: g.Events}
@@ -140,14 +142,33 @@ func (g *Graph) Lineage() *Graph {
 		touched[e.OutV], touched[e.InV] = true, true
 		if IsLineage(e.Label) {
 			out.Edges[id] = e
-			out.Vertices[e.OutV] = g.Vertices[e.OutV]
-			out.Vertices[e.InV] = g.Vertices[e.InV]
+			out.Vertices[e.OutV] = withoutRunHistory(g.Vertices[e.OutV])
+			out.Vertices[e.InV] = withoutRunHistory(g.Vertices[e.InV])
 		}
 	}
 	for id, v := range g.Vertices {
 		if !touched[id] {
-			out.Vertices[id] = v
+			w := withoutRunHistory(v)
+			if w.Props == "" && v.Props != "" {
+				continue
+			}
+			out.Vertices[id] = w
 		}
 	}
 	return out
+}
+
+// withoutRunHistory returns v without its run-history properties.
+func withoutRunHistory(v lineage.Vertex) lineage.Vertex {
+	if v.Props == "" {
+		return v
+	}
+	var keep []lineage.Prop
+	for _, p := range v.Props.List() {
+		if !lineage.IsRunHistoryProp(p.Key) {
+			keep = append(keep, p)
+		}
+	}
+	v.Props = lineage.MakeProps(keep...)
+	return v
 }

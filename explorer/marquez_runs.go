@@ -1,0 +1,205 @@
+package explorer
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sort"
+
+	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
+
+	"github.com/lineageflow/lineageflow/lineage"
+)
+
+// Runs in the Marquez API. A job's latestRun is its latest run event by
+// eventTime, any state (the job's health properties, DESIGN.md Lineage
+// semantics 14), whether or not -runs recorded a Run vertex for it; a
+// run with no vertex is answered from the health properties of the job
+// whose latest run it is.
+
+// eventType is the OpenLineage event type of a Marquez run state (the
+// Run vertex's state property holds event types).
+func eventType(mqState string) string {
+	switch mqState {
+	case "COMPLETED":
+		return string(lineage.TypeComplete)
+	case "FAILED":
+		return string(lineage.TypeFail)
+	case "ABORTED":
+		return string(lineage.TypeAbort)
+	case "RUNNING":
+		return string(lineage.TypeRunning)
+	}
+	return ""
+}
+
+// latestRunOf is the run the health properties p of job (ns, name) name
+// as its latest, if any: its id, state, and the eventTime of that event
+// as updatedAt (and endedAt when terminal).
+func latestRunOf(p map[string]any, ns, name string) (RunSummary, bool) {
+	id := asString(p[lineage.PropLatestRunID])
+	if id == "" {
+		return RunSummary{}, false
+	}
+	st := asString(p[lineage.PropLatestRunState])
+	rs := RunSummary{RunID: id, State: eventType(st),
+		props: map[string]any{lineage.PropRunID: id, lineage.PropJobNamespace: ns, lineage.PropJobName: name}}
+	if t, ok := asInt64(p[lineage.PropLatestRunAt]); ok {
+		rs.UpdatedAt = &t
+		if st == "COMPLETED" || st == "FAILED" || st == "ABORTED" {
+			rs.EndedAt = &t
+		}
+	}
+	return rs, true
+}
+
+// withLatest returns the job's recorded runs with its latest run first
+// when no Run vertex holds it, newest first by updatedAt.
+func withLatest(d *NodeDetails) []RunSummary {
+	runs := d.Runs
+	lr, ok := latestRunOf(d.Properties, d.Namespace, d.Name)
+	if !ok {
+		return runs
+	}
+	for _, r := range runs {
+		if r.RunID == lr.RunID {
+			return runs
+		}
+	}
+	out := append([]RunSummary{lr}, runs...)
+	sort.SliceStable(out, func(i, j int) bool { return updatedOf(out[i]) > updatedOf(out[j]) })
+	return out
+}
+
+func updatedOf(r RunSummary) int64 {
+	if r.UpdatedAt != nil {
+		return *r.UpdatedAt
+	}
+	return 0
+}
+
+// latestOf picks the job's latest run: the one its health properties
+// name, else the newest recorded run.
+func latestOf(d *NodeDetails, runs []RunSummary) *RunSummary {
+	id := asString(d.Properties[lineage.PropLatestRunID])
+	for i := range runs {
+		if id != "" && runs[i].RunID == id {
+			return &runs[i]
+		}
+	}
+	if id == "" && len(runs) > 0 {
+		return &runs[0]
+	}
+	return nil
+}
+
+// runByID finds run id: its Run vertex, else the job whose latest run it
+// is. ok false: neither.
+func (s *Server) runByID(ctx context.Context, id string) (RunSummary, bool, error) {
+	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		return g.V(runVertexIDs(id)...).HasLabel(lineage.LabelRun).ValueMap()
+	})
+	if err != nil {
+		return RunSummary{}, false, err
+	}
+	if len(rows) > 0 {
+		m, err := rowMap(rows[0])
+		if err != nil {
+			return RunSummary{}, false, err
+		}
+		return runSummary(props(m)), true, nil
+	}
+	rows, err = s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		return g.V().HasLabel(lineage.LabelJob).Has(lineage.PropLatestRunID, id).Limit(1).ValueMap()
+	})
+	if err != nil || len(rows) == 0 {
+		return RunSummary{}, false, err
+	}
+	m, err := rowMap(rows[0])
+	if err != nil {
+		return RunSummary{}, false, err
+	}
+	p := props(m)
+	rs, ok := latestRunOf(p, asString(p[lineage.PropNamespace]), asString(p[lineage.PropName]))
+	return rs, ok, nil
+}
+
+func (s *Server) mqRun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if id == "" || len(id) > 256 {
+		s.fail(w, r, badRequest("run id must be 1 to 256 characters"))
+		return
+	}
+	rs, ok, err := s.runByID(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !ok {
+		s.fail(w, r, &NotFoundError{Msg: "run " + quoteShort(id) + " not found"})
+		return
+	}
+	writeJSON(w, http.StatusOK, mqRun(rs))
+}
+
+// mqRunFacets answers GET /api/v1/jobs/runs/{id}/facets: the run facets
+// the graph keeps (errorMessage, nominalTime, parent), as Marquez's
+// {runId, facets}.
+func (s *Server) mqRunFacets(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if id == "" || len(id) > 256 {
+		s.fail(w, r, badRequest("run id must be 1 to 256 characters"))
+		return
+	}
+	rs, ok, err := s.runByID(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !ok {
+		s.fail(w, r, &NotFoundError{Msg: "run " + quoteShort(id) + " not found"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runId": id, "facets": runFacets(rs)})
+}
+
+// runFacets rebuilds the run facets a Run vertex's properties hold.
+func runFacets(rs RunSummary) map[string]any {
+	f := map[string]any{}
+	p := rs.props
+	if rs.ErrorMessage != nil {
+		f["errorMessage"] = map[string]any{"message": *rs.ErrorMessage}
+	}
+	nom := map[string]any{}
+	if v, ok := asInt64(p[lineage.PropNominalStartTime]); ok {
+		nom["nominalStartTime"] = isoTime(v)
+	}
+	if v, ok := asInt64(p[lineage.PropNominalEndTime]); ok {
+		nom["nominalEndTime"] = isoTime(v)
+	}
+	if len(nom) > 0 {
+		f["nominalTime"] = nom
+	}
+	if v := asString(p[lineage.PropParentRunID]); v != "" {
+		f["parent"] = map[string]any{"run": map[string]any{"runId": v}}
+	}
+	return f
+}
+
+// tagNames are the tag keys of a job or dataset's tags property (tags
+// facet: [{key, value, source}]), as Marquez lists tag names.
+func tagNames(p map[string]any) []string {
+	out := []string{}
+	v := strProp(p, lineage.PropTags)
+	if v == nil {
+		return out
+	}
+	var tags []struct{ Key string }
+	if json.Unmarshal([]byte(*v), &tags) != nil {
+		return out
+	}
+	for _, t := range tags {
+		out = append(out, t.Key)
+	}
+	return out
+}
