@@ -337,6 +337,10 @@ func (s *Server) route(name string, batch bool) http.HandlerFunc {
 			}
 			return
 		}
+		if enc == "" {
+			enc = "identity"
+		}
+		s.m.encodings.WithLabelValues(enc).Inc()
 		n := int64(len(body))
 		if s.inflightBytes.Add(n) > s.cfg.MaxInflightBytes {
 			s.inflightBytes.Add(-n)
