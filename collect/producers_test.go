@@ -64,7 +64,7 @@ func waitGraph(ctx context.Context, t *testing.T, h *harness.Harness, want [][]b
 	model := refmodel.Build(want, refmodel.Options{})
 	err = h.WaitFor(ctx, 2*time.Minute, "the sink's graph to equal the reference model", func() (bool, error) {
 		if done, err := w.Exited(); done {
-			return false, fmt.Errorf("worker exited: %v", err)
+			return false, fmt.Errorf("worker exited: %w", err)
 		}
 		g, _, err := harness.ReadSinks(h.SinkPaths()...)
 		if err != nil {
