@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -272,3 +273,114 @@ func tailString(s string, n int) string {
 	}
 	return s
 }
+
+// TestDbtOL: a real dbt project (testdata/producers/dbt/project: two seeds,
+// two staging models and a mart joining them) built into DuckDB by
+// `dbt-ol run` (dbt-core 1.10 + dbt-duckdb + openlineage-dbt 1.54.0,
+// testdata/producers/dbt/requirements.txt), its events sent through a
+// collector (OPENLINEAGE_URL, OPENLINEAGE_API_KEY, as dbt-ol reads them),
+// Kinesis and a worker writing to Gremlin Server; then `lineageflow serve`
+// (the explorer) must show the mart's lineage: its job reading both
+// staging models, and the column lineage dbt-ol gives (total <- amount).
+func TestDbtOL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs dbt, a worker and the explorer; skipped with -short")
+	}
+	gremlin := testenv.Gremlin(t)
+	python := testenv.PythonVenv(t, "dbt-venv", "LINEAGEFLOW_DBT_VENV", "testdata/producers/dbt/requirements.txt", "import dbt.adapters.duckdb, openlineage.common.provider.dbt") // first use: a few minutes of pip
+	venvBin := filepath.Dir(python)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	h := harness.ForTest(t, "coldbt")
+	if err := h.CreateStream(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	key := "dbt-ol-key-0123456789abcdef"
+	url, _ := collectorOn(t, h, key)
+
+	// The project in a directory of the test's own (dbt writes target/, logs/).
+	dir := t.TempDir()
+	src := filepath.Join(testenv.RepoRoot(), "testdata", "producers", "dbt", "project")
+	if out, err := exec.Command("cp", "-r", src+"/.", dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	db := filepath.Join(dir, "shop.duckdb")
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	ns := "coldbt-" + hex.EncodeToString(rnd[:])
+	env := append(os.Environ(), "PATH="+venvBin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"DBT_PROFILES_DIR="+dir, "DBT_DUCKDB_PATH="+db, "DBT_SEND_ANONYMOUS_USAGE_STATS=false",
+		"OPENLINEAGE_URL="+url, "OPENLINEAGE_API_KEY="+key, "OPENLINEAGE_NAMESPACE="+ns)
+	for _, args := range [][]string{{"dbt", "seed"}, {"dbt-ol", "run"}} {
+		cmd := exec.CommandContext(ctx, filepath.Join(venvBin, args[0]), args[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, tailString(string(out), 3000))
+		}
+		if args[0] == "dbt-ol" && !strings.Contains(string(out), "Emitted 8 OpenLineage events") {
+			t.Fatalf("dbt-ol did not emit the 8 events (a START and COMPLETE per model and for the run):\n%s", tailString(string(out), 3000))
+		}
+	}
+	got, _ := readStream(t, h.Kinesis(), h.Stream)
+	var events [][]byte
+	for _, g := range got {
+		events = append(events, g.Data)
+	}
+	if len(events) != 8 {
+		t.Fatalf("%d events in the stream, dbt-ol emitted 8", len(events))
+	}
+
+	w, err := h.StartWorker(ctx, harness.WorkerSpec{ID: "w1", Sink: "gremlin:" + gremlin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Stop(30 * time.Second) }()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	explorer := ln.Addr().String()
+	ln.Close()
+	serve := exec.Command(h.Bin, "serve", "-gremlin-endpoint", gremlin, "-http-addr", explorer)
+	var serveLog bytes.Buffer
+	serve.Stdout, serve.Stderr = &serveLog, &serveLog
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = serve.Process.Signal(os.Interrupt); _ = serve.Wait() }()
+
+	dsNS := "duckdb://" + db
+	mart := "dataset:" + dsNS + ":shop.main.customer_orders"
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + explorer + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	var body string
+	err = h.WaitFor(ctx, 2*time.Minute, "the mart's lineage in the explorer", func() (bool, error) {
+		if done, err := w.Exited(); done {
+			return false, fmt.Errorf("worker exited: %w", err)
+		}
+		var code int
+		code, body = get("/api/lf/v1/lineage?nodeId=" + urlQuery(mart) + "&up=2&down=0")
+		return code == 200 && strings.Contains(body, "shop.main.stg_customers") && strings.Contains(body, "shop.main.stg_orders") &&
+			strings.Contains(body, "shop.main.lineageflow_shop.customer_orders"), nil
+	})
+	if err != nil {
+		t.Fatalf("%v\nlast answer: %s\nexplorer log: %s", err, tailString(body, 2000), tailString(serveLog.String(), 2000))
+	}
+	code, cols := get("/api/lf/v1/column-lineage?nodeId=" + urlQuery("datasetField:"+dsNS+":shop.main.customer_orders:total"))
+	if code != 200 || !strings.Contains(cols, "amount") {
+		t.Errorf("column lineage of customer_orders.total: %d %s", code, tailString(cols, 2000))
+	}
+	if st := w.Stats(); st["invalid"] != 0 {
+		t.Errorf("the worker dead-lettered %d of dbt-ol's events", st["invalid"])
+	}
+}
+
+func urlQuery(s string) string { return neturl.QueryEscape(s) }
