@@ -228,7 +228,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/api/v1/lineage/batch", s.route("batch", true))
 	health := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"status":"ok"}`+"\n")
+		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
 	}
 	mux.HandleFunc("GET /api/v1/lineage/health", health)
 	mux.HandleFunc("GET /healthz", health)
@@ -237,7 +237,7 @@ func (s *Server) Handler() http.Handler {
 			http.Error(w, "draining", http.StatusServiceUnavailable)
 			return
 		}
-		io.WriteString(w, "ready\n")
+		_, _ = io.WriteString(w, "ready\n")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -337,6 +337,10 @@ func (s *Server) route(name string, batch bool) http.HandlerFunc {
 			}
 			return
 		}
+		if enc == "" {
+			enc = "identity"
+		}
+		s.m.encodings.WithLabelValues(enc).Inc()
 		n := int64(len(body))
 		if s.inflightBytes.Add(n) > s.cfg.MaxInflightBytes {
 			s.inflightBytes.Add(-n)
@@ -385,17 +389,17 @@ func readBody(rc io.Reader, gz bool, limit int) ([]byte, int, error) {
 	if gz {
 		zr, err := gzip.NewReader(rc)
 		if err != nil {
-			return nil, http.StatusBadRequest, fmt.Errorf("Content-Encoding gzip: %v", err)
+			return nil, http.StatusBadRequest, fmt.Errorf("Content-Encoding gzip: %w", err)
 		}
-		defer zr.Close()
+		defer func() { _ = zr.Close() }()
 		rc = zr
 	}
 	b, err := io.ReadAll(io.LimitReader(rc, int64(limit)+1))
 	if err != nil {
 		if gz {
-			return nil, http.StatusBadRequest, fmt.Errorf("reading the gzip body: %v", err)
+			return nil, http.StatusBadRequest, fmt.Errorf("reading the gzip body: %w", err)
 		}
-		return nil, http.StatusBadRequest, fmt.Errorf("reading the body: %v", err)
+		return nil, http.StatusBadRequest, fmt.Errorf("reading the body: %w", err)
 	}
 	if len(b) > limit {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("body is over the %d-byte limit (decompressed)", limit)

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -110,7 +111,13 @@ func event(runID, job string) string {
 
 func runID(i int) string { return fmt.Sprintf("01930000-0000-7000-8000-%012d", i) }
 
-func post(t *testing.T, url, ctype string, body []byte, hdr ...string) (*http.Response, []byte) {
+// reply is what post returns of a response (its body read and closed).
+type reply struct {
+	StatusCode int
+	Header     http.Header
+}
+
+func post(t *testing.T, url, ctype string, body []byte, hdr ...string) (reply, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -128,7 +135,7 @@ func post(t *testing.T, url, ctype string, body []byte, hdr ...string) (*http.Re
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return reply{resp.StatusCode, resp.Header}, b
 }
 
 type apiError struct {
@@ -180,7 +187,8 @@ func TestMalformedEventsAreRefusedAtTheDoor(t *testing.T) {
 		}
 		if tc.reason != lineage.ReasonTooManyDatasets {
 			_, err := lineage.Decode([]byte(tc.body))
-			if de, ok := err.(*lineage.DecodeError); !ok || de.Reason != tc.reason || de.Field != tc.field {
+			var de *lineage.DecodeError
+			if !errors.As(err, &de) || de.Reason != tc.reason || de.Field != tc.field {
 				t.Errorf("%s: the worker's decoder says %v, the collector %s %q", tc.name, err, e.Reason, e.Field)
 			}
 		}
@@ -266,8 +274,13 @@ func TestProtocol(t *testing.T) {
 	if resp, b := post(t, url, "application/json", []byte(event(runID(2), "x")), "Content-Encoding", "br"); resp.StatusCode != 415 {
 		t.Errorf("br: %d %s", resp.StatusCode, b)
 	}
-	if resp, err := http.Get(url); err != nil || resp.StatusCode != 405 {
-		t.Errorf("GET %s: %v %v", url, resp.StatusCode, err)
+	if resp, err := http.Get(url); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != 405 {
+			t.Errorf("GET %s: %d", url, resp.StatusCode)
+		}
 	}
 	arr := "[" + event(runID(3), "a") + "," + event(runID(4), "b") + "]"
 	if resp, b := post(t, hs.URL+"/api/v1/lineage/batch", "application/json", []byte(arr)); resp.StatusCode != 200 || strings.Count(string(b), `"status":201`) != 2 {

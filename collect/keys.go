@@ -33,10 +33,7 @@ const minKeyLen = 16
 // key a line; blank lines and lines starting with '#' ignored). Several
 // keys are valid at once, for rotation.
 func ParseKeys(list, file string) ([]Key, error) {
-	var raw []string
-	for _, k := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == '\n' }) {
-		raw = append(raw, k)
-	}
+	raw := strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == '\n' })
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {

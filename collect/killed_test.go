@@ -65,7 +65,7 @@ func startCollector(t *testing.T, h *harness.Harness, addr string, n int, extra 
 		select {
 		case <-c.done:
 			b, _ := os.ReadFile(c.log)
-			return false, fmt.Errorf("collect exited: %v\n%s", c.err, b)
+			return false, fmt.Errorf("collect exited: %w\n%s", c.err, b)
 		default:
 		}
 		resp, err := http.Get("http://" + addr + "/readyz")
@@ -208,7 +208,7 @@ func TestCollectKilledMidLoad(t *testing.T) {
 	want := refmodel.Build(data, refmodel.Options{})
 	err = h.WaitFor(ctx, 2*time.Minute, "the sink's graph to equal the reference model", func() (bool, error) {
 		if done, err := w.Exited(); done {
-			return false, fmt.Errorf("worker exited: %v", err)
+			return false, fmt.Errorf("worker exited: %w", err)
 		}
 		g, _, err := harness.ReadSinks(h.SinkPaths()...)
 		if err != nil {

@@ -19,6 +19,7 @@ type metrics struct {
 	kinesisBytes   prometheus.Counter
 	aggregates     prometheus.Counter
 	budgetFull     *prometheus.CounterVec // what: bytes, requests
+	encodings      *prometheus.CounterVec // Content-Encoding: gzip, identity
 	inflightBytes  prometheus.Gauge
 	inflightReqs   prometheus.Gauge
 	ackSeconds     prometheus.Histogram
@@ -40,12 +41,13 @@ func newMetrics() *metrics {
 		kinesisBytes:   prometheus.NewCounter(prometheus.CounterOpts{Name: ns + "kinesis_bytes_total", Help: "Bytes of the Kinesis records stored (data and partition key)."}),
 		aggregates:     prometheus.NewCounter(prometheus.CounterOpts{Name: ns + "kpl_aggregates_total", Help: "KPL aggregates built."}),
 		budgetFull:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: ns + "budget_full_total", Help: "Requests answered 429 because the in-flight budget was full, by what was full."}, []string{"what"}),
+		encodings:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: ns + "request_encodings_total", Help: "Accepted request bodies by Content-Encoding (gzip, identity)."}, []string{"encoding"}),
 		inflightBytes:  prometheus.NewGauge(prometheus.GaugeOpts{Name: ns + "inflight_bytes", Help: "Event bytes held, not yet acknowledged."}),
 		inflightReqs:   prometheus.NewGauge(prometheus.GaugeOpts{Name: ns + "inflight_requests", Help: "Requests being read or waiting for Kinesis."}),
 		ackSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: ns + "ack_seconds", Help: "Time from a request's body read to its events in the stream.",
 			Buckets: []float64{.002, .005, .01, .02, .05, .1, .2, .5, 1, 2, 5, 10}}),
 	}
 	m.reg.MustRegister(m.requests, m.events, m.refused, m.keyRequests, m.putRequests, m.putErrors, m.throttles, m.retries,
-		m.kinesisRecords, m.kinesisBytes, m.aggregates, m.budgetFull, m.inflightBytes, m.inflightReqs, m.ackSeconds)
+		m.kinesisRecords, m.kinesisBytes, m.aggregates, m.budgetFull, m.encodings, m.inflightBytes, m.inflightReqs, m.ackSeconds)
 	return m
 }

@@ -140,7 +140,6 @@ type entry struct {
 	pk    string
 	data  []byte
 	items []item
-	tries int
 }
 
 // write turns a batch into Kinesis records (one KPL aggregate per shard

@@ -76,11 +76,22 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 	}
 	// Spread the stream over ~20 s so faults land mid-stream.
 	rate := float64(len(toReplay)) / replaySeconds
-	s.replayJob = &replayJob{h.ReplayAsync(ctx, toReplay, rate)}
+	if sc.collect {
+		if s.feed, err = startCollectFeed(ctx, h, toReplay, rate); err != nil {
+			return fail(err)
+		}
+	} else {
+		s.replayJob = &replayJob{h.ReplayAsync(ctx, toReplay, rate)}
+	}
 	if err := sc.fault(ctx, s); err != nil {
 		return fail(fmt.Errorf("fault: %w", err))
 	}
-	if _, err := s.replayJob.j.Wait(); err != nil {
+	if s.feed != nil {
+		if err := s.feed.wait(); err != nil {
+			return fail(fmt.Errorf("collect: %w", err))
+		}
+		s.note += fmt.Sprintf(" collect_retries=%d", s.feed.retries.Load())
+	} else if _, err := s.replayJob.j.Wait(); err != nil {
 		return fail(fmt.Errorf("replay: %w", err))
 	}
 	// recover_s: from the end of the fault, or of the stream if later, to

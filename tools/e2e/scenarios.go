@@ -32,9 +32,19 @@ type scenario struct {
 	fault      func(ctx context.Context, s *state) error
 	check      func(ctx context.Context, s *state) error // extra assertions after the graph is complete
 	live       func(ctx context.Context, s *state) error // assertions on the running workers, graph complete
+	// collect: the records reach the stream through HTTP clients and a
+	// `lineageflow collect` process instead of replay (no malformed
+	// records: the collector refuses them at the door).
+	collect bool
+	gen     func(c gen.Config) gen.Config
+	fault   func(ctx context.Context, s *state) error
+	check   func(ctx context.Context, s *state) error // extra assertions after the graph is complete
+	live    func(ctx context.Context, s *state) error // assertions on the running workers, graph complete
 }
 
 var scenarios = []scenario{
+	{name: "collect", what: "producers -> collect -> Kinesis -> two workers; the collector SIGKILLed mid-stream and restarted: every acknowledged event in the graph once", workers: 2, collect: true,
+		gen: func(c gen.Config) gen.Config { c.MalformedShare = -1; return c }, fault: collectFault},
 	{name: "kill", what: "SIGKILL one of three workers mid-window", short: true, workers: 3,
 		fault: func(ctx context.Context, s *state) error {
 			// Kill when every record is processed but the last windows are

@@ -18,6 +18,7 @@ type state struct {
 	h         *harness.Harness
 	procs     []*harness.Proc
 	replayJob *replayJob
+	feed      *collectFeed // the collect scenario's producers and collector (replayJob is nil then)
 	want      *refmodel.Graph
 	records   int             // user records put on the stream
 	generated []replay.Record // the generated stream, in order (hostile picks a victim run in it)
