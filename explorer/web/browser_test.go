@@ -95,6 +95,10 @@ func run(tb testing.TB, ctx context.Context, d time.Duration, what string, actio
 // waitJS polls a JavaScript condition until it is true or the deadline passes.
 func waitJS(tb testing.TB, ctx context.Context, d time.Duration, what, expr string) {
 	tb.Helper()
+	if os.Getenv("LINEAGEFLOW_WEB_TRACE") != "" {
+		start := time.Now()
+		defer func() { tb.Logf("%s: %v", what, time.Since(start)) }()
+	}
 	c, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	if err := chromedp.Run(c, chromedp.Poll(expr, nil, chromedp.WithPollingInterval(10*time.Millisecond))); err != nil {

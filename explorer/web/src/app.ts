@@ -113,6 +113,13 @@ class App {
         expand: (id) => this.expand(id),
       }),
     );
+    // Leaving the page closes its event streams at once: a page kept in the
+    // back/forward cache would otherwise hold HTTP/1.1 connections to the
+    // server (6 per host) that the next page's requests wait for.
+    window.addEventListener('pagehide', () => this.sources.follow({ ...this.state, node: null }));
+    window.addEventListener('pageshow', (ev) => {
+      if (ev.persisted) this.sync();
+    });
     window.addEventListener('popstate', () => {
       const prev = this.state;
       this.state = readURL();

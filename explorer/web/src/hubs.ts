@@ -67,7 +67,8 @@ export class HubDialog {
     this.page = 0;
     this.q.value = '';
     this.title.textContent = (dir === 'up' ? 'Upstream of ' : 'Downstream of ') + name;
-    if (!this.dlg.open) this.dlg.showModal();
+    if (!this.dlg.open) this.dlg.show(); // not modal: the view stays usable behind it
+    this.q.focus();
     this.load();
   }
 

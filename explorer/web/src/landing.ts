@@ -4,6 +4,7 @@
 import { ApiError, getJSON } from './api';
 import type { NodeType, SearchResult } from './api';
 import { el, fmtTime, kindName, shorten } from './dom';
+import { mark } from './hooks';
 
 const PAGE = 50;
 
@@ -66,6 +67,7 @@ export class Landing {
         if (ab.signal.aborted) return;
         done();
         this.box.replaceChildren(...this.landing(d));
+        mark('landingAt');
       }, fail);
       return;
     }

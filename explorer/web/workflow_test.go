@@ -1,0 +1,372 @@
+package web_test
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
+	cdppage "github.com/chromedp/cdproto/page"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/lineageflow/lineageflow/explorer"
+	"github.com/lineageflow/lineageflow/graph"
+	"github.com/lineageflow/lineageflow/lineage"
+	"github.com/lineageflow/lineageflow/sink"
+	"github.com/lineageflow/lineageflow/testkit/testenv"
+)
+
+// wfEstate is the graph of the workflow tests: an S3 input (full URI
+// search), a Glue table (db.table search), two jobs in a namespace of their
+// own, a hub job with 40 outputs, an edge first seen two days ago (as of),
+// an edge last seen 400 days ago (stale), column lineage over two hops.
+type wfEstate struct {
+	ns                      string
+	in, glue, clean, report lineage.Dataset
+	legacy                  lineage.Dataset
+	load, rep, hub          lineage.Job
+	hubOuts                 []lineage.Dataset
+	now                     int64
+}
+
+const day = int64(24 * time.Hour / time.Millisecond)
+
+func newWfEstate(t *testing.T, ep string) *wfEstate {
+	t.Helper()
+	if err := graph.Drop(ep); err != nil { // the landing page lists every namespace
+		t.Fatal(err)
+	}
+	sfx := strconv.FormatInt(time.Now().UnixNano()%1e8, 36)
+	e := &wfEstate{ns: "wf-" + sfx, now: time.Now().UnixMilli()}
+	e.in = lineage.Dataset{Namespace: "s3://wf-bucket-" + sfx, Name: "sample_data/input_data.parquet"}
+	e.glue = lineage.Dataset{Namespace: "arn:aws:glue:us-east-1:123456789012", Name: "table/wf_db_" + sfx + "/wf_table"}
+	e.clean = lineage.Dataset{Namespace: e.ns, Name: "orders_clean"}
+	e.report = lineage.Dataset{Namespace: e.ns, Name: "orders_report"}
+	e.legacy = lineage.Dataset{Namespace: e.ns, Name: "legacy_feed"}
+	e.load = lineage.Job{Namespace: e.ns, Name: "load_orders"}
+	e.rep = lineage.Job{Namespace: e.ns, Name: "report_orders"}
+	e.hub = lineage.Job{Namespace: e.ns, Name: "wide_join"}
+	D, J := lineage.DatasetID, lineage.JobID
+	var b lineage.Batch
+	b.Key = "wf-" + sfx
+	for _, d := range []lineage.Dataset{e.in, e.glue, e.clean, e.report, e.legacy} {
+		b.Vertices = append(b.Vertices, lineage.DatasetVertex(d))
+	}
+	for _, j := range []lineage.Job{e.load, e.rep, e.hub} {
+		b.Vertices = append(b.Vertices, lineage.JobVertex(j))
+	}
+	edge := func(label, o, i string, first, last int64) {
+		b.Edges = append(b.Edges, lineage.NewEdge(label, o, i, first, last, "run-"+sfx))
+	}
+	now := e.now
+	edge(lineage.EdgeInputTo, D(e.in), J(e.load), now-10*day, now-time.Hour.Milliseconds())
+	edge(lineage.EdgeInputTo, D(e.glue), J(e.load), now-10*day, now-time.Hour.Milliseconds())
+	edge(lineage.EdgeOutputs, J(e.load), D(e.clean), now-10*day, now-time.Hour.Milliseconds())
+	edge(lineage.EdgeInputTo, D(e.clean), J(e.rep), now-2*day, now-time.Hour.Milliseconds())
+	edge(lineage.EdgeOutputs, J(e.rep), D(e.report), now-2*day, now-time.Hour.Milliseconds())
+	edge(lineage.EdgeInputTo, D(e.legacy), J(e.load), now-500*day, now-400*day)
+	edge(lineage.EdgeInputTo, D(e.clean), J(e.hub), now-10*day, now-time.Hour.Milliseconds())
+	for i := range 40 {
+		d := lineage.Dataset{Namespace: e.ns, Name: fmt.Sprintf("hub_out_%02d", i)}
+		e.hubOuts = append(e.hubOuts, d)
+		b.Vertices = append(b.Vertices, lineage.DatasetVertex(d))
+		edge(lineage.EdgeOutputs, J(e.hub), D(d), now-10*day, now-time.Hour.Milliseconds())
+	}
+	w, err := sink.New(sink.Config{Endpoint: ep, Writers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := w.WriteBatch(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	// Column lineage as the model writes it: in.a -> clean.b (IDENTITY),
+	// clean.b and clean.x -> report.c (AGGREGATION from b, FILTER from x).
+	g, closeFn, err := graph.Connect(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	T := gremlingo.T
+	field := func(d lineage.Dataset, f string) string {
+		id := "field:" + D(d) + "#" + f
+		if _, err := g.MergeV(map[any]any{T.Id: id, T.Label: "DatasetField"}).Property("namespace", d.Namespace).
+			Property("name", d.Name).Property("field", f).ToList(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.MergeE(map[any]any{T.Label: "FIELD_OF", gremlingo.Direction.Out: id, gremlingo.Direction.In: D(d)}).ToList(); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	col := func(o, i, tt string) {
+		if _, err := g.MergeE(map[any]any{T.Label: "COLUMN_DERIVES", gremlingo.Direction.Out: o, gremlingo.Direction.In: i}).
+			Property("transformationType", tt).Property("transformationDescription", strings.ToLower(tt)).ToList(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, bb, x, c := field(e.in, "a"), field(e.clean, "b"), field(e.clean, "x"), field(e.report, "c")
+	col(a, bb, "DIRECT/IDENTITY")
+	col(bb, c, "DIRECT/AGGREGATION")
+	col(x, c, "INDIRECT/FILTER")
+	return e
+}
+
+// failRun writes a failed Run of job j as the model does (-runs failed).
+func failRun(t *testing.T, ep string, j lineage.Job, runID, msg string, at int64) {
+	t.Helper()
+	g, closeFn, err := graph.Connect(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	T := gremlingo.T
+	if _, err := g.MergeV(map[any]any{T.Id: runVertexID(runID), T.Label: "Run"}).Property("runId", runID).
+		Property("jobNamespace", j.Namespace).Property("jobName", j.Name).Property("state", "FAIL").
+		Property("startedAt", at-60000).Property("endedAt", at).Property("durationMs", int64(60000)).
+		Property("updatedAt", at).Property("errorMessage", msg).ToList(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.MergeE(map[any]any{T.Label: "RUN_OF", gremlingo.Direction.Out: runVertexID(runID), gremlingo.Direction.In: lineage.JobID(j)}).ToList(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWorkflows walks every "Done when" workflow of the explorer's second
+// version in headless Chromium on the real server and the Gremlin
+// stand-in: land, browse, open; search by full URI, namespace and Glue
+// db.table; a hub past its cap; as of a date; stale edges; impact with
+// CSV; a field's lineage over two hops; a live FAIL in the open details.
+// LINEAGEFLOW_WEB_SHOTS=dir keeps a screenshot of each.
+func TestWorkflows(t *testing.T) {
+	ep := testenv.Gremlin(t)
+	e := newWfEstate(t, ep)
+	failRun(t, ep, e.rep, "wf-fail-old-"+e.ns, "java.lang.OutOfMemoryError: Java heap space while aggregating orders_report", e.now-3*time.Hour.Milliseconds())
+	srv := explorerServer(t, ep, explorer.Config{MaxFanOut: 30, StaleAfter: 30 * 24 * time.Hour})
+	ctx := newBrowser(t)
+	const d = 20 * time.Second
+	var t0 = t // the running subtest
+	// open starts loading a page and polls (through the navigation, whose
+	// lost execution contexts are errors to retry) until it is the new one:
+	// chromedp's Navigate sometimes waits in vain for the load event here.
+	open := func(path string) {
+		t0.Helper()
+		want := srv.URL + path
+		if os.Getenv("LINEAGEFLOW_WEB_TRACE") != "" {
+			start := time.Now()
+			defer func() { t0.Logf("open %s: %v", path, time.Since(start)) }()
+		}
+		_ = chromedp.Run(ctx, chromedp.ActionFunc(func(c context.Context) error {
+			_, _, _, _, err := cdppage.Navigate(want).Do(c)
+			return err
+		}))
+		deadline := time.Now().Add(d)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var ok bool
+			c, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err := chromedp.Run(c, chromedp.Evaluate(`location.href === `+jsStr(want)+` && document.readyState === 'complete' && window.__lf !== undefined`, &ok))
+			cancel()
+			if err == nil && ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t0.Fatalf("open %s: not loaded (%v)", path, err)
+			}
+			<-tick.C
+		}
+	}
+	inList := func(id string) string {
+		return `document.querySelector('#nodelist li[data-node-id=` + cssStr(id) + `]') !== null`
+	}
+	search := func(t *testing.T, q string) {
+		t.Helper()
+		t0 = t
+		open("/")
+		run(t, ctx, d, "type "+q, chromedp.WaitVisible(`#search-input`, chromedp.ByQuery), chromedp.SendKeys(`#search-input`, q, chromedp.ByQuery))
+	}
+
+	t.Run("land, browse a namespace, open a job", func(t *testing.T) {
+		t0 = t
+		open("/")
+		waitJS(t, ctx, d, "landing", `!document.getElementById('landing').hidden && document.querySelector('#landing-namespaces [data-ns=`+cssStr(e.ns)+`]') !== null`)
+		waitJS(t, ctx, d, "recently failed", `document.querySelector('#landing-failed li[data-node-id=`+cssStr(nodeOfJob(e.rep))+`]')?.textContent.includes('OutOfMemoryError') === true`)
+		waitJS(t, ctx, d, "recently changed", `document.querySelectorAll('#landing-changed li[data-node-id]').length > 0`)
+		shot(t, ctx, "wf-landing")
+		run(t, ctx, d, "browse", chromedp.Click(`#landing-namespaces [data-ns=`+cssStr(e.ns)+`]`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "namespace page", `new URLSearchParams(location.search).get('ns') === `+jsStr(e.ns)+` && document.getElementById('browse-title')?.textContent === `+jsStr(e.ns)+` && /page 1 of 1 \(46\)/.test(document.getElementById('browse-page').textContent)`)
+		run(t, ctx, d, "sort", chromedp.SetValue(`#browse-sort`, "type", chromedp.ByQuery), chromedp.Evaluate(`document.getElementById('browse-sort').dispatchEvent(new Event('change'))`, nil))
+		waitJS(t, ctx, d, "jobs after datasets", `new URLSearchParams(location.search).get('sort') === 'type' && document.querySelector('#browse-list li:last-child')?.dataset.nodeId?.startsWith('job:') === true`)
+		shot(t, ctx, "wf-browse")
+		// The page is a deep link: reload it.
+		run(t, ctx, d, "reload", chromedp.Reload())
+		waitJS(t, ctx, d, "same page after reload", `document.querySelector('#browse-list li[data-node-id=`+cssStr(nodeOfJob(e.load))+`]') !== null`)
+		run(t, ctx, d, "open job", chromedp.Click(`#browse-list li[data-node-id=`+cssStr(nodeOfJob(e.load))+`] button`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "job lineage", `new URLSearchParams(location.search).get('node') === `+jsStr(nodeOfJob(e.load))+` && __lf.ready && `+inList(nodeOf(e.clean))+` && document.getElementById('landing').hidden`)
+	})
+
+	for _, c := range []struct{ name, q, want, matched string }{
+		{"search by full URI", e.in.Namespace + "/" + e.in.Name, nodeOf(e.in), "full URI"},
+		{"search by namespace", e.ns, "", "namespace"},
+		{"search by Glue db.table", strings.TrimPrefix(strings.ReplaceAll(e.glue.Name, "/", "."), "table."), nodeOf(e.glue), "db.table"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t0 = t
+			search(t, c.q)
+			first := `document.querySelector('#search-results li[data-node-id]')`
+			cond := first + `?.querySelector('.matched')?.textContent === ` + jsStr(c.matched)
+			if c.want != "" {
+				cond += ` && ` + first + `.dataset.nodeId === ` + jsStr(c.want)
+			} else {
+				cond += ` && ` + first + `.dataset.nodeId.includes(` + jsStr(":"+e.ns+":") + `)`
+			}
+			waitJS(t, ctx, d, "result", cond)
+			shot(t, ctx, "wf-"+strings.ReplaceAll(c.name, " ", "-"))
+			var id string
+			run(t, ctx, d, "first id", chromedp.Evaluate(first+`.dataset.nodeId`, &id))
+			run(t, ctx, d, "enter", chromedp.KeyEvent(kb.Enter))
+			waitJS(t, ctx, d, "opened", `new URLSearchParams(location.search).get('node') === `+jsStr(id)+` && __lf.ready`)
+		})
+	}
+
+	t.Run("open a hub past its cap and add a hidden neighbour", func(t *testing.T) {
+		t0 = t
+		hub := nodeOfJob(e.hub)
+		open("/?node=" + url.QueryEscape(hub) + "&up=1&down=1&sel=" + url.QueryEscape(hub))
+		waitJS(t, ctx, d, "hub drawn with 10 more", `__lf.ready && document.querySelectorAll('#nodelist li').length === 32 && document.querySelector('#details [data-act=more-down]')?.textContent.startsWith('10 more downstream') === true`)
+		run(t, ctx, d, "open more", chromedp.Click(`#details [data-act=more-down]`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "paged list", `document.getElementById('hub-dialog').open && /^40 neighbours · page 1 of 2/.test(document.getElementById('hub-info').textContent) && document.querySelectorAll('#hub-list li').length === 25`)
+		run(t, ctx, d, "filter", chromedp.SendKeys(`#hub-q`, "hub_out_3", chromedp.ByQuery))
+		waitJS(t, ctx, d, "filtered", `/^10 neighbours/.test(document.getElementById('hub-info').textContent) && document.querySelectorAll('#hub-list li').length === 10`)
+		var hidden string
+		run(t, ctx, d, "a hidden one", chromedp.Evaluate(`[...document.querySelectorAll('#hub-list li')].find(li => !li.querySelector('button').disabled)?.dataset.nodeId || ''`, &hidden))
+		if hidden == "" {
+			t.Fatal("every hub_out_3x neighbour is already drawn: none to add")
+		}
+		shot(t, ctx, "wf-hub-list")
+		run(t, ctx, d, "add", chromedp.Click(`#hub-list li[data-node-id=`+cssStr(hidden)+`] button`, chromedp.ByQuery))
+		run(t, ctx, d, "close", chromedp.Click(`#hub-close`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "added to the view", inList(hidden)+` && new URLSearchParams(location.search).getAll('x').includes(`+jsStr(hidden)+`)`)
+		shot(t, ctx, "wf-hub-added")
+	})
+
+	t.Run("as of a date before an edge's first sight, then now", func(t *testing.T) {
+		t0 = t
+		clean := nodeOf(e.clean)
+		open("/?node=" + url.QueryEscape(clean) + "&up=1&down=1")
+		waitJS(t, ctx, d, "report job drawn", `__lf.ready && `+inList(nodeOfJob(e.rep)))
+		before := time.UnixMilli(e.now - 5*day).UTC().Format("2006-01-02")
+		run(t, ctx, d, "as of", chromedp.Evaluate(`(() => { const i = document.getElementById('asof'); i.value = `+jsStr(before)+`; i.dispatchEvent(new Event('change')); })()`, nil))
+		waitJS(t, ctx, d, "gone as of then", `new URLSearchParams(location.search).get('asOf') === `+jsStr(before)+` && __lf.ready && !(`+inList(nodeOfJob(e.rep))+`) && `+inList(nodeOfJob(e.load))+` && /hidden/.test(document.getElementById('hidden-count').textContent)`)
+		shot(t, ctx, "wf-as-of")
+		run(t, ctx, d, "now", chromedp.Click(`#asof-now`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "back now", `!new URLSearchParams(location.search).has('asOf') && __lf.ready && `+inList(nodeOfJob(e.rep)))
+	})
+
+	t.Run("hide stale edges and see the count", func(t *testing.T) {
+		t0 = t
+		load := nodeOfJob(e.load)
+		open("/?node=" + url.QueryEscape(load) + "&up=1&down=1")
+		waitJS(t, ctx, d, "stale hidden, counted", `__lf.ready && `+inList(nodeOf(e.in))+` && !(`+inList(nodeOf(e.legacy))+`) && document.getElementById('hidden-count').textContent === '1 stale edges hidden'`)
+		shot(t, ctx, "wf-stale-hidden")
+		run(t, ctx, d, "show stale", chromedp.Click(`#show-stale`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "stale shown", `new URLSearchParams(location.search).get('stale') === 'show' && `+inList(nodeOf(e.legacy))+` && document.getElementById('hidden-count').textContent === ''`)
+		run(t, ctx, d, "hide again", chromedp.Click(`#show-stale`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "stale hidden again", `!(`+inList(nodeOf(e.legacy))+`)`)
+	})
+
+	t.Run("impact filtered to datasets, CSV against the API", func(t *testing.T) {
+		t0 = t
+		load := nodeOfJob(e.load)
+		open("/?node=" + url.QueryEscape(load) + "&up=1&down=1&sel=" + url.QueryEscape(load))
+		waitJS(t, ctx, d, "details", `document.querySelector('#details [data-act=impact]') !== null`)
+		run(t, ctx, d, "impact", chromedp.Click(`#details [data-act=impact]`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "impact list", `!document.getElementById('impact').hidden && document.querySelectorAll('#impact-list tbody tr').length === 44`)
+		run(t, ctx, d, "datasets", chromedp.SetValue(`#impact-type`, "DATASET", chromedp.ByQuery), chromedp.Evaluate(`document.getElementById('impact-type').dispatchEvent(new Event('change'))`, nil))
+		waitJS(t, ctx, d, "datasets only", `document.querySelectorAll('#impact-list tbody tr').length === 42 && [...document.querySelectorAll('#impact-list tbody tr')].every(r => r.dataset.type === 'DATASET')`)
+		shot(t, ctx, "wf-impact")
+		var csvText, href string
+		run(t, ctx, d, "export", chromedp.Evaluate(`document.getElementById('impact-csv').href`, &href),
+			chromedp.Evaluate(`fetch(document.getElementById('impact-csv').href).then(r => r.text())`, &csvText, func(p *cdpruntime.EvaluateParams) *cdpruntime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		if !strings.Contains(href, "type=DATASET") || !strings.Contains(href, "format=csv") {
+			t.Errorf("CSV link %s: want the filtered list as CSV", href)
+		}
+		rows, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(srv.URL + "/api/lf/v1/impact?nodeId=" + url.QueryEscape(load) + "&direction=down&depth=5&type=DATASET")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var api explorer.Impact
+		if err := json.NewDecoder(resp.Body).Decode(&api); err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != len(api.Results)+1 || api.Count != 42 {
+			t.Fatalf("CSV has %d rows, the API %d results (count %d); want 42 and a header", len(rows), len(api.Results), api.Count)
+		}
+		for i, n := range api.Results {
+			if rows[i+1][0] != n.ID || rows[i+1][1] != "DATASET" || rows[i+1][4] != strconv.Itoa(n.Distance) || rows[i+1][5] != n.Via {
+				t.Errorf("CSV row %d %q, API %+v", i+1, rows[i+1], n)
+			}
+		}
+	})
+
+	t.Run("click a field and follow its lineage two hops", func(t *testing.T) {
+		t0 = t
+		rep := nodeOf(e.report)
+		open("/?node=" + url.QueryEscape(rep) + "&up=1&down=1&sel=" + url.QueryEscape(rep))
+		waitJS(t, ctx, d, "column lineage table", `document.querySelector('#column-lineage .field-link[data-field=c]') !== null`)
+		run(t, ctx, d, "field c", chromedp.Click(`#column-lineage .field-link[data-field=c]`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "field view", `document.querySelectorAll('#field-up tbody tr').length === 3`)
+		var rows []string
+		run(t, ctx, d, "rows", chromedp.Evaluate(`[...document.querySelectorAll('#field-up tbody tr')].map(r => [...r.cells].map(c => c.textContent).join('|')).sort()`, &rows))
+		want := []string{
+			"1|orders_clean.b|orders_report.c|DIRECT/AGGREGATION",
+			"1|orders_clean.x|orders_report.c|INDIRECT/FILTER",
+			"2|" + e.in.Name + ".a|orders_clean.b|DIRECT/IDENTITY",
+		}
+		if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+			t.Errorf("field c comes from:\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+		}
+		shot(t, ctx, "wf-field")
+		// Follow: the hop-1 field opens its own view, used by report.c.
+		run(t, ctx, d, "follow b", chromedp.Click(`#field-up button[data-field-id=`+cssStr("datasetField:"+e.ns+":orders_clean:b")+`]`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "field b", `document.getElementById('field-title')?.textContent === 'Field orders_clean.b' && document.querySelector('#field-down tbody tr')?.textContent.includes('DIRECT/AGGREGATION') === true`)
+	})
+
+	t.Run("a live FAIL updates the open details panel", func(t *testing.T) {
+		t0 = t
+		load := nodeOfJob(e.load)
+		open("/?node=" + url.QueryEscape(load) + "&up=1&down=1&sel=" + url.QueryEscape(load))
+		waitJS(t, ctx, d, "no runs yet", `__lf.ready && document.querySelector('#details-title')?.textContent === 'load_orders' && /No runs recorded/.test(document.getElementById('details').textContent)`)
+		long := "org.apache.spark.SparkException: Job aborted due to stage failure: " + strings.Repeat("Task 3 in stage 7.0 failed 4 times; ", 8) + "END-OF-ERROR"
+		failRun(t, ep, e.load, "wf-live-fail-"+e.ns, long, time.Now().UnixMilli())
+		waitJS(t, ctx, d, "failed run in the open panel", `document.querySelector('#runs tr[data-run-state=FAIL]') !== null && document.querySelector('#details .badge-fail') !== null`)
+		// The whole error is reachable by keyboard: the expander opens it.
+		run(t, ctx, d, "expand", chromedp.Focus(`#runs details summary`, chromedp.ByQuery), chromedp.KeyEvent(kb.Enter))
+		waitJS(t, ctx, d, "full error", `document.querySelector('#runs details').open && document.querySelector('#runs .error-full').textContent.endsWith('END-OF-ERROR')`)
+		shot(t, ctx, "wf-live-fail")
+	})
+
+	var errs []string
+	run(t, ctx, d, "errors", chromedp.Evaluate(`__lf.errors`, &errs))
+	if len(errs) > 0 {
+		t.Errorf("JavaScript errors: %v", errs)
+	}
+}
