@@ -36,10 +36,6 @@ type scenario struct {
 	// `lineageflow collect` process instead of replay (no malformed
 	// records: the collector refuses them at the door).
 	collect bool
-	gen     func(c gen.Config) gen.Config
-	fault   func(ctx context.Context, s *state) error
-	check   func(ctx context.Context, s *state) error // extra assertions after the graph is complete
-	live    func(ctx context.Context, s *state) error // assertions on the running workers, graph complete
 }
 
 var scenarios = []scenario{
