@@ -17,7 +17,7 @@ export STANDIN_DYNAMODB_PORT="${DEMO_DYNAMODB_PORT:-34568}"
 export STANDIN_GREMLIN_PORT="${DEMO_GREMLIN_PORT:-38182}"
 WORKERS="${DEMO_WORKERS:-2}"
 WAIT="${DEMO_WAIT:-180s}"
-INPUT=(testdata/handwritten.ndjson testdata/spark-pipeline.ndjson)
+INPUT=(testdata/explicit-lineage.ndjson testdata/handwritten.ndjson testdata/spark-pipeline.ndjson)
 
 work=$(mktemp -d /tmp/lineageflow-demo.XXXXXX)
 worker_pids=()

@@ -56,10 +56,6 @@ func decodeStrict(doc []byte) (any, error) {
 		obj = &corev1.ConfigMap{}
 	case "policy/v1/PodDisruptionBudget":
 		obj = &policyv1.PodDisruptionBudget{}
-	case "apps/v1/Deployment":
-		obj = &appsv1.Deployment{}
-	case "autoscaling/v2/HorizontalPodAutoscaler":
-		obj = &autoscalingv2.HorizontalPodAutoscaler{}
 	case "networking.k8s.io/v1/Ingress":
 		obj = &networkingv1.Ingress{}
 	default:
