@@ -17,7 +17,7 @@ FAST_PKGS       := ./lineage/... ./window/... ./checkpoint/... ./internal/enc/..
 # (a minute and more even in -short) run in test-unit and test, not here.
 FAST_SKIP       := ^(TestRandomizedAgainstReference.*|TestCrashAtArbitraryPoints.*|TestDiskDiesAtOperationI|TestHandoffSplitMerge|TestRunStoreMoves|TestStreamingRunStoreMoves)$$
 
-.PHONY: tools all build test test-unit test-fast test-race lint fmt fmt-check vet tidy-check bench demo e2e standins-up standins-down clean
+.PHONY: tools all build test test-unit test-fast test-race lint fmt fmt-check vet tidy-check bench demo e2e localstack standins-up standins-down clean
 
 all: build
 
@@ -64,6 +64,13 @@ tidy-check:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
+
+## localstack: the LocalStack conformance test.
+# LocalStack conformance (outside CI: ~4-5 minutes, installs LocalStack from
+# PyPI into .localstack/venv): replay + two workers + a shard split + verify
+# over CBOR (LOCALSTACK_PROTOCOL=json for JSON). README, "Running with LocalStack".
+localstack:
+	bash scripts/localstack.sh
 
 ## demo: the main job on local stand-ins: replay testdata/ through the whole pipeline.
 demo:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime/pprof"
@@ -193,6 +194,11 @@ func runStoreTable(kind, table, app string) (string, error) {
 }
 
 func newLogger(format, level string) (*slog.Logger, error) {
+	return newLoggerTo(os.Stderr, format, level)
+}
+
+// newLoggerTo is newLogger writing to w.
+func newLoggerTo(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("-log-level %q: use debug, info, warn or error", level)
@@ -202,9 +208,9 @@ func newLogger(format, level string) (*slog.Logger, error) {
 	// in an error, say) ever reaches the log.
 	switch format {
 	case "json":
-		return slog.New(redact.Handler(slog.NewJSONHandler(os.Stderr, opts))), nil
+		return slog.New(redact.Handler(slog.NewJSONHandler(w, opts))), nil
 	case "text":
-		return slog.New(redact.Handler(slog.NewTextHandler(os.Stderr, opts))), nil
+		return slog.New(redact.Handler(slog.NewTextHandler(w, opts))), nil
 	}
 	return nil, fmt.Errorf("-log-format %q: use json or text", format)
 }

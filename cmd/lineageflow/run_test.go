@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Bad run store configuration fails at start, saying what to fix, before
@@ -49,6 +51,30 @@ func TestRunBadNames(t *testing.T) {
 		err := runWorker(context.Background(), args)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != 2 {
 			t.Errorf("run %v: %v (exit %d), want exit 2 and %q", tt.args, err, exitCode(err), tt.want)
+		}
+	}
+}
+
+// A Redis that does not answer at start (an outage) logs a warning, and no
+// log line holds the password of -dedup's URL, in either log format.
+func TestDedupOutageLogsNoPassword(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		var buf bytes.Buffer
+		l, err := newLoggerTo(&buf, format, "debug")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := openDedup(context.Background(), "redis://:hunter2@127.0.0.1:1/0", "app", 50*time.Millisecond, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		out := buf.String()
+		if !strings.Contains(out, "redis does not answer") || !strings.Contains(out, "127.0.0.1:1") {
+			t.Fatalf("%s: no outage warning naming the host:\n%s", format, out)
+		}
+		if strings.Contains(out, "hunter2") {
+			t.Fatalf("%s: the password is in the log:\n%s", format, out)
 		}
 	}
 }
