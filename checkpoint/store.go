@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -48,11 +50,20 @@ func Open(dir string, o Options) (*pebble.DB, error) {
 		Logger:       pebbleLogger{o.Logger},
 	}
 	db, err := pebble.Open(dir, opts)
+	// Another process: the LOCK file's fcntl lock gives EAGAIN ("resource
+	// temporarily unavailable"); this process: Pebble says so.
+	if err != nil && (errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held by current process")) {
+		return nil, fmt.Errorf("%w: %s (its LOCK file is locked): stop that process or give this one another -data-dir", ErrHeld, dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: open pebble %s: %w", dir, err)
 	}
 	return db, nil
 }
+
+// ErrHeld: the data directory is open in another process (a second
+// worker, or deadletters beside a running worker).
+var ErrHeld = errors.New("checkpoint: data directory held by another worker")
 
 // pebbleLogger routes Pebble's logs to slog. Fatalf panics instead of
 // exiting the process so a failing disk surfaces as an error of the shard

@@ -117,6 +117,7 @@ func (s *Shard) prefetchRuns(ctx context.Context, recs []Record) error {
 	got, err := s.cfg.RunStore.Store.Get(cctx, ids)
 	cancel()
 	s.st.observeRunStoreRead(len(ids), len(got), time.Since(start))
+	s.st.runStoreResult(err)
 	if err != nil {
 		return fmt.Errorf("processor: %s: read %d runs from the run store: %w", s.id, len(ids), err)
 	}
@@ -167,6 +168,7 @@ func (s *Shard) fetchRun(id string) *run {
 	start := time.Now()
 	got, err := s.cfg.RunStore.Store.Get(ctx, []string{id})
 	s.st.observeRunStoreRead(1, len(got), time.Since(start))
+	s.st.runStoreResult(err)
 	s.st.RunStoreSingleReads.Add(1)
 	if err != nil {
 		panic(&checkpoint.FatalError{Msg: fmt.Sprintf("run store: read run %q: %v", id, err)})
@@ -212,6 +214,7 @@ func (s *Shard) saveRuns(ctx context.Context) error {
 	err := s.cfg.RunStore.Store.Put(cctx, items)
 	cancel()
 	s.st.observeRunStoreWrite(len(items), time.Since(start))
+	s.st.runStoreResult(err)
 	if err != nil {
 		return fmt.Errorf("processor: %s: write %d runs to the run store: %w", s.id, len(items), err)
 	}

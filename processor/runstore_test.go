@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -344,6 +345,14 @@ func TestRunStoreWriteFailureHoldsCheckpoint(t *testing.T) {
 	}
 	if seq, _ := s.Checkpoint(); checkpoint.CompareSeq(seq, rec.Seq) >= 0 {
 		t.Fatalf("checkpoint %s passed the unsaved record %s", seq, rec.Seq)
+	}
+	// The worker is not ready while the store fails, and says why.
+	if err := s.st.RunStoreUnavailable(); err == nil || !strings.Contains(err.Error(), "run store not answering") {
+		t.Errorf("RunStoreUnavailable %v after a failed write, want the reason", err)
+	}
+	s.st.runStoreResult(nil)
+	if err := s.st.RunStoreUnavailable(); err != nil {
+		t.Errorf("RunStoreUnavailable %v after a success", err)
 	}
 }
 

@@ -75,7 +75,10 @@ type Stats struct {
 
 	backpressured  atomic.Int64 // shards blocked on a full outbox right now
 	sharedDegraded atomic.Bool  // the last shared dedup claim failed
-	obs            observed     // read by exporters: observe.go
+	// runStoreFailing: Unix ns of the first run store error since the
+	// last success, 0 when answering (health.go).
+	runStoreFailing atomic.Int64
+	obs             observed // read by exporters: observe.go
 
 	invalid sync.Map        // lineage.Reason -> *atomic.Int64
 	lenient [8]atomic.Int64 // by bit of lineage.Leniency

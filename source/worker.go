@@ -181,12 +181,13 @@ func (c Config) Validate() error {
 
 // Worker runs the KCL worker of this process.
 type Worker struct {
-	cfg Config
-	log *slog.Logger
-	db  *pebble.DB
-	ddb *dynamodb.Client // the lease table, read by the lease guard
-	kin *kinesis.Client  // ListShards: a child shard's parents
-	ho  Handoff
+	cfg          Config
+	log          *slog.Logger
+	db           *pebble.DB
+	ddb          *dynamodb.Client // the lease table, read by the lease guard
+	kin          *kinesis.Client  // ListShards: a child shard's parents
+	streamHealth streamHealth     // the last stream probe (health.go)
+	ho           Handoff
 
 	stop context.Context // Run's ctx: done when a graceful stop begins
 
@@ -210,6 +211,7 @@ type Worker struct {
 // shortened by tests (set on the Worker before Run).
 type workerOptions struct {
 	handoffRetryMax time.Duration // cap of the pause between two handoff reads
+	afterLeaseScan  func()        // tests: called after checkDuplicateID's first scan
 }
 
 func defaultWorkerOptions() workerOptions {
@@ -276,6 +278,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	if err := w.checkDuplicateID(ctx); err != nil {
+		return err
+	}
 	w.stop = ctx
 	w.ho = w.cfg.Handoff
 	if w.ho == nil {
@@ -302,6 +307,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	if w.kin, err = w.cfg.AWS.Kinesis(ctx); err != nil {
 		return err
 	}
+
+	// A stream that does not exist or cannot be read makes the worker
+	// unready, with the reason, and is logged every minute (the KCL only
+	// retries it).
+	w.checkStream(ctx)
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	defer stopProbe()
+	go w.watchStream(probeCtx, streamProbeEvery)
 
 	kc, err := w.kclConfig(ctx)
 	if err != nil {

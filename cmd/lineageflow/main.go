@@ -52,7 +52,9 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (a closed terminal, a supervisor's reload) stops gracefully
+	// like SIGTERM: nothing is reloaded in place.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	if err := c.run(ctx, os.Args[2:]); err != nil {
 		fmt.Fprintf(os.Stderr, "lineageflow %s: %v\n", c.name, err)

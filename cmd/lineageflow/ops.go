@@ -38,7 +38,7 @@ func (o *ops) serve(ctx context.Context, addr string, wk *source.Worker, l *slog
 		return func() {}, nil
 	}
 	rd := &httpserver.Readiness{Running: wk.Running, Leases: func() int { return len(wk.Shards()) },
-		LastSinkError: o.mx.LastSinkError, Blocked: wk.HandoffBlocked}
+		LastSinkError: o.mx.LastSinkError, Blocked: wk.Unready}
 	if o.sinkStats != nil {
 		rd.SinkStats = o.sinkStats.Stats
 	}

@@ -91,6 +91,10 @@ func runWorker(ctx context.Context, args []string) error {
 	if err := errors.Join(source.ValidateStreamName("-stream", *stream), source.ValidateAppName("-app", *app)); err != nil {
 		return &exitError{2, err}
 	}
+	if *shardSync <= 0 {
+		// Config's zero means the default: refuse it here, not silently.
+		return &exitError{2, fmt.Errorf("-shard-sync %v: must be > 0 (at least 10ms; default %v)", *shardSync, source.DefaultShardSync)}
+	}
 	logger, err := newLogger(*logFormat, *logLevel)
 	if err != nil {
 		return err

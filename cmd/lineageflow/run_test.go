@@ -24,6 +24,7 @@ func TestRunStoreBadConfig(t *testing.T) {
 		{[]string{"-run-store", "dynamodb", "-run-store-table", "x"}, "a DynamoDB table name is 3 to 255 characters"},
 		{[]string{"-run-store", "dynamodb", "-run-store-table", "bad name!"}, "a DynamoDB table name is 3 to 255 characters"},
 		{[]string{"-run-store", "dynamodb", "-run-timeout", "5s"}, "run timeout 5s with a run store"},
+		{[]string{"-shard-sync", "0"}, "-shard-sync 0s: must be > 0"},
 	} {
 		err := runWorker(context.Background(), append(append([]string{}, base...), tt.args...))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -40,9 +40,11 @@ type Readiness struct {
 	LastSinkError func() (time.Time, error)
 	// SinkStats are the sink's own counters ([sink.Neptune.Stats]). Optional.
 	SinkStats func() sink.Stats
-	// Blocked returns nil unless a shard cannot start (a child waiting for
-	// a parent's handoff it cannot read: [source.Worker.HandoffBlocked]);
-	// then the worker is not ready and the error says why. Optional.
+	// Blocked returns nil unless something keeps the worker from
+	// processing ([source.Worker.Unready]: a child waiting for a parent's
+	// handoff it cannot read, a stream that does not exist or cannot be
+	// read, a run store that does not answer); then the worker is not
+	// ready and the error says why. Optional.
 	Blocked func() error
 	// SharedDedup returns nil while the shared dedup tier answers, else
 	// why not. Optional. It does not make the worker unready (ingestion
