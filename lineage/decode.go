@@ -168,6 +168,7 @@ type runSlot struct {
 	parent parentSlot // facets.parent
 	errRaw []byte     // facets.errorMessage when an object, into the record
 	nomRaw []byte     // facets.nominalTime when an object, into the record
+	depRaw []byte     // facets.jobDependencies when an object, into the record
 }
 
 type listSlot struct {
@@ -457,7 +458,7 @@ func (d *Decoder) run(r *runSlot, depth int) {
 		case "runId":
 			d.str(&r.runID, depth+1, false)
 		case "facets":
-			r.facets, r.parent, r.errRaw, r.nomRaw = s.peek(), parentSlot{}, nil, nil
+			r.facets, r.parent, r.errRaw, r.nomRaw, r.depRaw = s.peek(), parentSlot{}, nil, nil, nil
 			switch r.facets {
 			case '{':
 				for ok := s.objBegin(); ok; ok = s.objNext() {
@@ -468,6 +469,8 @@ func (d *Decoder) run(r *runSlot, depth int) {
 						r.errRaw = d.objSpan(depth + 2)
 					case "nominalTime":
 						r.nomRaw = d.objSpan(depth + 2)
+					case "jobDependencies":
+						r.depRaw = d.objSpan(depth + 2)
 					default:
 						s.skip(depth + 2)
 					}
@@ -652,6 +655,9 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	ms := when.UnixMilli()
 	if kind == KindRun {
 		ev.Run = runFacetsOf(t.run.errRaw, t.run.nomRaw)
+		if t.run.depRaw != nil {
+			ev.Upstream, ev.Downstream = JobDependencies(t.run.depRaw)
+		}
 	}
 	if kind == KindDataset {
 		ev.Datasets = append(ev.Datasets, dataset)
