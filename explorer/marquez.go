@@ -220,6 +220,7 @@ func mqDataset(d *NodeDetails) MQDataset {
 		CurrentVersion: strProp(p, "version"), Facets: map[string]any{},
 	}
 	ds.Tags = tagNames(p)
+	ds.Facets = datasetFacets(p)
 	ds.Deleted = ds.LastLifecycleState != nil && *ds.LastLifecycleState == "DROP"
 	if v := strProp(p, "schema"); v != nil {
 		var fields []struct {
@@ -455,7 +456,12 @@ func (s *Server) mqJob(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, mqJob(d))
+	j := mqJob(d)
+	if j.ParentJobName, err = s.parentJobName(r.Context(), d); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, j)
 }
 
 func (s *Server) mqJobRuns(w http.ResponseWriter, r *http.Request) {
@@ -789,7 +795,21 @@ func (s *Server) mqSearch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	ns := r.URL.Query().Get("namespace")
 	hits, total := search(nm, q, limit, kind)
+	if ns != "" {
+		// Marquez's namespace= filter: among the first 10,000 hits.
+		all, _ := search(nm, q, 10_000, kind)
+		hits, total = hits[:0], 0
+		for _, h := range all {
+			if h.ref.Namespace == ns {
+				total++
+				if len(hits) < limit {
+					hits = append(hits, h)
+				}
+			}
+		}
+	}
 	if strings.EqualFold(r.URL.Query().Get("sort"), "name") {
 		sort.SliceStable(hits, func(i, j int) bool { return hits[i].ref.Name < hits[j].ref.Name })
 	}
