@@ -36,6 +36,7 @@ func (s *Server) marquezRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /api/v1/column-lineage", s.mqColumnLineage)
 	m.HandleFunc("GET /api/v1/search", s.mqSearch)
 	m.HandleFunc("GET /api/v1/jobs/runs/{id}/facets", s.mqRunFacets)
+	m.HandleFunc("GET /api/v1/jobs", s.mqJobs)
 	s.mqRefusals(m)
 }
 
@@ -149,6 +150,24 @@ func refsIn(entries []indexEntry, kind, ns string) []Ref {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// refsAll is refsIn over every namespace, by namespace then name.
+func refsAll(entries []indexEntry, kind string) []Ref {
+	var out []Ref
+	for i := range entries {
+		e := &entries[i]
+		if e.alias == nil && e.ref.Kind == kind {
+			out = append(out, e.ref)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
 	return out
 }
 
@@ -391,7 +410,12 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, kind, key str
 		return
 	}
 	entries := nm.all()
-	all := refsIn(entries, kind, r.PathValue("ns"))
+	var all []Ref
+	if r.URL.Path == "/api/v1/jobs" {
+		all = refsAll(entries, kind)
+	} else {
+		all = refsIn(entries, kind, r.PathValue("ns"))
+	}
 	pg := window(all, limit, offset)
 	ids := make([]string, len(pg))
 	for i, ref := range pg {

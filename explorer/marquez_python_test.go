@@ -309,6 +309,15 @@ func TestMarquezPythonClientRecoveredJob(t *testing.T) {
 	if sr.TotalCount < 1 {
 		t.Errorf("search in %s: %d hits", ns, sr.TotalCount)
 	}
+	var aj struct {
+		Jobs []struct{ Namespace, Name string }
+	}
+	getJSON("/api/v1/jobs", &aj)
+	var names []string
+	for _, j := range aj.Jobs {
+		names = append(names, j.Namespace+"/"+j.Name)
+	}
+	check("all jobs", names, []string{ns + "/daily_orders", ns + "/daily_orders.build_mart", ns + "/daily_orders.clean", ns + "/daily_orders.flaky"})
 	getJSON("/api/v1/search?q=build_mart&namespace=elsewhere", &sr)
 	if sr.TotalCount != 0 {
 		t.Errorf("search in another namespace: %d hits, want 0", sr.TotalCount)
