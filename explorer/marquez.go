@@ -36,6 +36,7 @@ func (s *Server) marquezRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /api/v1/column-lineage", s.mqColumnLineage)
 	m.HandleFunc("GET /api/v1/search", s.mqSearch)
 	m.HandleFunc("GET /api/v1/jobs/runs/{id}/facets", s.mqRunFacets)
+	m.HandleFunc("GET /api/v1/jobs", s.mqJobs)
 	s.mqRefusals(m)
 }
 
@@ -152,6 +153,24 @@ func refsIn(entries []indexEntry, kind, ns string) []Ref {
 	return out
 }
 
+// refsAll is refsIn over every namespace, by namespace then name.
+func refsAll(entries []indexEntry, kind string) []Ref {
+	var out []Ref
+	for i := range entries {
+		e := &entries[i]
+		if e.alias == nil && e.ref.Kind == kind {
+			out = append(out, e.ref)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
 // MQDatasetID is Marquez's DatasetId / JobId.
 type MQDatasetID struct {
 	Namespace string `json:"namespace"`
@@ -220,6 +239,7 @@ func mqDataset(d *NodeDetails) MQDataset {
 		CurrentVersion: strProp(p, "version"), Facets: map[string]any{},
 	}
 	ds.Tags = tagNames(p)
+	ds.Facets = datasetFacets(p)
 	ds.Deleted = ds.LastLifecycleState != nil && *ds.LastLifecycleState == "DROP"
 	if v := strProp(p, "schema"); v != nil {
 		var fields []struct {
@@ -390,7 +410,12 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, kind, key str
 		return
 	}
 	entries := nm.all()
-	all := refsIn(entries, kind, r.PathValue("ns"))
+	var all []Ref
+	if r.URL.Path == "/api/v1/jobs" {
+		all = refsAll(entries, kind)
+	} else {
+		all = refsIn(entries, kind, r.PathValue("ns"))
+	}
 	pg := window(all, limit, offset)
 	ids := make([]string, len(pg))
 	for i, ref := range pg {
@@ -455,7 +480,12 @@ func (s *Server) mqJob(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, mqJob(d))
+	j := mqJob(d)
+	if j.ParentJobName, err = s.parentJobName(r.Context(), d); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, j)
 }
 
 func (s *Server) mqJobRuns(w http.ResponseWriter, r *http.Request) {
@@ -789,7 +819,21 @@ func (s *Server) mqSearch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	ns := r.URL.Query().Get("namespace")
 	hits, total := search(nm, q, limit, kind)
+	if ns != "" {
+		// Marquez's namespace= filter: among the first 10,000 hits.
+		all, _ := search(nm, q, 10_000, kind)
+		hits, total = hits[:0], 0
+		for _, h := range all {
+			if h.ref.Namespace == ns {
+				total++
+				if len(hits) < limit {
+					hits = append(hits, h)
+				}
+			}
+		}
+	}
 	if strings.EqualFold(r.URL.Query().Get("sort"), "name") {
 		sort.SliceStable(hits, func(i, j int) bool { return hits[i].ref.Name < hits[j].ref.Name })
 	}

@@ -210,7 +210,7 @@ func recoveredEvents() [][]byte {
 		return []byte(`{"eventType":"` + typ + `","eventTime":"2026-03-01T` + ts + `Z","run":{"runId":"` + run + `"` + extra +
 			`},"job":{"namespace":"spark://emr-prod","name":"daily_orders.` + job + `","facets":{"tags":{"tags":[{"key":"team","value":"orders","source":"CONFIG"}]}}},` +
 			`"inputs":[{"namespace":"spark://emr-prod","name":"raw.orders"}],"outputs":[{"namespace":"spark://emr-prod","name":"mart.` + job + `",` +
-			`"facets":{"columnLineage":{"fields":{"id":{"inputFields":[{"namespace":"spark://emr-prod","name":"raw.orders","field":"id"}]}}}}}],` +
+			`"facets":{"schema":{"fields":[{"name":"id","type":"long"}]},"columnLineage":{"fields":{"id":{"inputFields":[{"namespace":"spark://emr-prod","name":"raw.orders","field":"id"}]}}}}}],` +
 			`"producer":"https://example.com/p","schemaURL":"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"}`)
 	}
 	const r = "0196a000-0000-7000-8000-00000000000"
@@ -218,7 +218,7 @@ func recoveredEvents() [][]byte {
 	return [][]byte{
 		ev("START", r+"2", "01:00:00", "build_mart", ""),
 		ev("FAIL", r+"2", "01:05:00", "build_mart", fail),
-		ev("START", r+"3", "02:00:00", "build_mart", ""),
+		ev("START", r+"3", "02:00:00", "build_mart", `,"facets":{"parent":{"run":{"runId":"0196a000-0000-7000-8000-0000000000aa"},"job":{"namespace":"spark://emr-prod","name":"daily_orders"}}}`),
 		ev("COMPLETE", r+"3", "02:10:00", "build_mart", ""),
 		ev("START", r+"4", "01:00:00", "clean", ""),
 		ev("COMPLETE", r+"4", "01:02:00", "clean", ""),
@@ -274,6 +274,54 @@ func TestMarquezPythonClientRecoveredJob(t *testing.T) {
 	got = read("daily_orders.flaky", "raw.orders", r+"5")
 	job = got["job"].(map[string]any)
 	check("flaky latestRun", []any{job["latestRunState"], job["latestRunId"]}, []any{"FAILED", r + "5"})
+
+	// Marquez routes the client has no method for.
+	getJSON := func(path string, v any) {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mj MQJob
+	getJSON("/api/v1/namespaces/"+url.PathEscape(ns)+"/jobs/daily_orders.build_mart", &mj)
+	if mj.ParentJobName == nil || *mj.ParentJobName != "daily_orders" {
+		t.Errorf("parentJobName %v, want daily_orders", mj.ParentJobName)
+	}
+	var md struct {
+		Facets struct {
+			Schema struct{ Fields []struct{ Name string } }
+		}
+	}
+	getJSON("/api/v1/namespaces/"+url.PathEscape(ns)+"/datasets/mart.build_mart", &md)
+	if f := md.Facets.Schema.Fields; len(f) != 1 || f[0].Name != "id" {
+		t.Errorf("dataset facets.schema %v", f)
+	}
+	var sr struct{ TotalCount int }
+	getJSON("/api/v1/search?q=build_mart&namespace="+url.QueryEscape(ns), &sr)
+	if sr.TotalCount < 1 {
+		t.Errorf("search in %s: %d hits", ns, sr.TotalCount)
+	}
+	var aj struct {
+		Jobs []struct{ Namespace, Name string }
+	}
+	getJSON("/api/v1/jobs", &aj)
+	var names []string
+	for _, j := range aj.Jobs {
+		names = append(names, j.Namespace+"/"+j.Name)
+	}
+	check("all jobs", names, []string{ns + "/daily_orders", ns + "/daily_orders.build_mart", ns + "/daily_orders.clean", ns + "/daily_orders.flaky"})
+	getJSON("/api/v1/search?q=build_mart&namespace=elsewhere", &sr)
+	if sr.TotalCount != 0 {
+		t.Errorf("search in another namespace: %d hits, want 0", sr.TotalCount)
+	}
 
 	// The explorer's own API.
 	for _, c := range []struct {

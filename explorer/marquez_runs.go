@@ -203,3 +203,59 @@ func tagNames(p map[string]any) []string {
 	}
 	return out
 }
+
+// parentJobName is the name of the job's parent job (Job -[CHILD_OF]->
+// Job, the parent run facet's job), if any: the most recent one by
+// lastSeen.
+func (s *Server) parentJobName(ctx context.Context, d *NodeDetails) (*string, error) {
+	id := lineage.JobID(lineage.Job{Namespace: d.Namespace, Name: d.Name})
+	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		return g.V(id).OutE(lineage.EdgeChildOf).Order().By(lineage.PropLastSeen, gremlingo.Order.Desc).Limit(1).
+			InV().HasLabel(lineage.LabelJob).Values(lineage.PropName)
+	})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	name := asString(rows[0].GetInterface())
+	return &name, nil
+}
+
+// datasetFacets rebuilds the dataset facets its properties hold (schema,
+// dataSource, documentation, ownership, version, lifecycleStateChange,
+// tags), as OpenLineage writes them.
+func datasetFacets(p map[string]any) map[string]any {
+	f := map[string]any{}
+	raw := func(k string) any {
+		v := strProp(p, k)
+		if v == nil {
+			return nil
+		}
+		var x any
+		if json.Unmarshal([]byte(*v), &x) != nil {
+			return nil
+		}
+		return x
+	}
+	if v := raw(lineage.PropSchema); v != nil {
+		f["schema"] = map[string]any{"fields": v}
+	}
+	if v := strProp(p, lineage.PropDataSource); v != nil {
+		f["dataSource"] = map[string]any{"name": *v, "uri": *v}
+	}
+	if v := strProp(p, lineage.PropDescription); v != nil {
+		f["documentation"] = map[string]any{"description": *v}
+	}
+	if v := raw(lineage.PropOwners); v != nil {
+		f["ownership"] = map[string]any{"owners": v}
+	}
+	if v := strProp(p, lineage.PropVersion); v != nil {
+		f["version"] = map[string]any{"datasetVersion": *v}
+	}
+	if v := strProp(p, "lifecycleState"); v != nil {
+		f["lifecycleStateChange"] = map[string]any{"lifecycleStateChange": *v}
+	}
+	if v := raw(lineage.PropTags); v != nil {
+		f["tags"] = map[string]any{"tags": v}
+	}
+	return f
+}

@@ -73,6 +73,7 @@ func TestOpenAPI(t *testing.T) {
 		"/api/v1/namespaces/ns1/jobs/agg/runs?limit=1",
 		"/api/v1/jobs/runs/" + fxRunFail,
 		"/api/v1/jobs/runs/nope",
+		"/api/v1/jobs?limit=1",
 		"/api/v1/jobs/runs/" + fxRunFail + "/facets",
 		"/api/v1/lineage?nodeId=" + job + "&depth=3",
 		"/api/v1/column-lineage?nodeId=" + url.QueryEscape("datasetField:ns1:clean:id") + "&withDownstream=true",

@@ -180,6 +180,7 @@ type runSlot struct {
 	parent parentSlot // facets.parent
 	errRaw []byte     // facets.errorMessage when an object, into the record
 	nomRaw []byte     // facets.nominalTime when an object, into the record
+	depRaw []byte     // facets.jobDependencies when an object, into the record
 }
 
 type listSlot struct {
@@ -476,7 +477,7 @@ func (d *Decoder) run(r *runSlot, depth int) {
 			d.str(&r.runID, depth+1, false)
 			d.badUTF8 = d.badUTF8 || d.lastBad
 		case "facets":
-			r.facets, r.parent, r.errRaw, r.nomRaw = s.peek(), parentSlot{}, nil, nil
+			r.facets, r.parent, r.errRaw, r.nomRaw, r.depRaw = s.peek(), parentSlot{}, nil, nil, nil
 			switch r.facets {
 			case '{':
 				for ok := s.objBegin(); ok; ok = s.objNext() {
@@ -487,6 +488,8 @@ func (d *Decoder) run(r *runSlot, depth int) {
 						r.errRaw = d.objSpan(depth + 2)
 					case "nominalTime":
 						r.nomRaw = d.objSpan(depth + 2)
+					case "jobDependencies":
+						r.depRaw = d.objSpan(depth + 2)
 					default:
 						s.skip(depth + 2)
 					}
@@ -673,6 +676,9 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	ms := when.UnixMilli()
 	if kind == KindRun {
 		ev.Run = runFacetsOf(t.run.errRaw, t.run.nomRaw)
+		if t.run.depRaw != nil {
+			ev.Upstream, ev.Downstream = JobDependencies(t.run.depRaw)
+		}
 	}
 	if kind == KindDataset {
 		ev.Datasets = append(ev.Datasets, dataset)

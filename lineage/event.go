@@ -122,7 +122,11 @@ type Event struct {
 	Datasets []Dataset // KindDataset only
 	Columns  []ColumnLineage
 	Run      RunFacets // KindRun only
-	Aliases  []Alias   // the symlinks of the datasets named (OpenLineage format only)
+	// Upstream and Downstream are the jobs of the jobDependencies run
+	// facet's upstream and downstream entries ([JobDependencies]; KindRun
+	// only).
+	Upstream, Downstream []Job
+	Aliases              []Alias // the symlinks of the datasets named (OpenLineage format only)
 	// Lifecycle holds the outputs' lifecycleStateChange facets (OpenLineage
 	// format only). An output whose state is DROP is not in Outputs.
 	Lifecycle []Lifecycle

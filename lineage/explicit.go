@@ -112,3 +112,36 @@ func DatasetLineagePairs(dst []DatasetPair, out Dataset, raw []byte) ([]DatasetP
 	}
 	return appendSources(dst, out, o), true
 }
+
+// JobDependencies reads a jobDependencies run facet object raw
+// (OpenLineage JobDependenciesRunFacet, 1.40): the jobs of its upstream
+// and downstream entries ({"job": {"namespace", "name"}, ...}), each
+// with a non-empty name, first occurrence only. Keys match exactly; an
+// entry of another shape is ignored.
+func JobDependencies(raw []byte) (upstream, downstream []Job) {
+	o := objOf(raw)
+	read := func(key string) []Job {
+		var out []Job
+		entries, _ := arrOf(o[key])
+		for _, e := range entries {
+			j := objOf(objOf(e)["job"])
+			var ns, name string
+			if j == nil || json.Unmarshal(j["namespace"], &ns) != nil || json.Unmarshal(j["name"], &name) != nil || name == "" {
+				continue
+			}
+			job := Job{Namespace: ns, Name: name}
+			dup := false
+			for _, x := range out {
+				dup = dup || x == job
+			}
+			if !dup {
+				out = append(out, job)
+			}
+		}
+		return out
+	}
+	if o == nil {
+		return nil, nil
+	}
+	return read("upstream"), read("downstream")
+}

@@ -25,6 +25,10 @@ const (
 	// EdgeChildOf is Job -[CHILD_OF]-> Job (the parent run facet's job)
 	// and Run -[CHILD_OF]-> Run (its run). Structure, not lineage.
 	EdgeChildOf = "CHILD_OF"
+	// EdgeDependsOn is Job -[DEPENDS_ON]-> Job: the jobDependencies run
+	// facet's upstream jobs of the event's job (and its downstream jobs
+	// on it), whatever the run's outcome. Structure, not lineage.
+	EdgeDependsOn = "DEPENDS_ON"
 )
 
 // Property keys of the vertices and edges themselves (not [Prop]s: the sink

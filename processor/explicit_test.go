@@ -16,7 +16,8 @@ import (
 // one without them the inputs x outputs product; a facet arriving after
 // the run committed leaves its product; an empty inputs array gives no
 // DERIVES; a FAILed run none; a JobEvent follows the same rule. Tags
-// facets become properties. Exactly the reference model's graph.
+// facets become properties; a jobDependencies run facet (Airflow's
+// example) gives DEPENDS_ON job edges. Exactly the reference model's graph.
 func TestExplicitLineage(t *testing.T) {
 	data, err := os.ReadFile("../testdata/explicit-lineage.ndjson")
 	if err != nil {
@@ -53,6 +54,16 @@ func TestExplicitLineage(t *testing.T) {
 		if derives[i] != want[i] {
 			t.Fatalf("DERIVES:\n%q\nwant\n%q", derives, want)
 		}
+	}
+	var deps []string
+	for _, e := range got.Edges {
+		if e.Label == lineage.EdgeDependsOn {
+			deps = append(deps, names[e.OutV]+" -> "+names[e.InV])
+		}
+	}
+	sort.Strings(deps)
+	if want := []string{"dag_asset_consumer -> dag_asset_1_producer.produce_dataset_1", "dag_report.publish -> dag_asset_consumer"}; len(deps) != 2 || deps[0] != want[0] || deps[1] != want[1] {
+		t.Errorf("DEPENDS_ON %q, want %q", deps, want)
 	}
 	get := func(v lineage.Vertex, k string) string { p, _ := v.Props.Get(k); return p.Str }
 	job := got.Vertices[lineage.JobID(lineage.Job{Namespace: "airflow", Name: "warehouse.customer_summary"})]

@@ -33,6 +33,35 @@ func (x *Rules) aliases(ev *lineage.Event, bucket int64, em Emitter) {
 // structure, not lineage: every valid RunEvent gives them, whatever its
 // run's outcome. A parent naming the event's own job (or run) gives no
 // edge.
+// dependencies writes the jobDependencies run facet of a RunEvent (every
+// outcome: structure, not lineage; DESIGN.md Lineage semantics 9):
+// Job -[DEPENDS_ON]-> each upstream job, each downstream job
+// -[DEPENDS_ON]-> Job, stamped with the eventTime and the run; none to
+// itself.
+func (x *Rules) dependencies(ev *lineage.Event, bucket int64, em Emitter) {
+	if ev.Kind != lineage.KindRun {
+		return
+	}
+	t := ev.Time.UnixMilli()
+	edge := func(from, to lineage.Job) {
+		if from == to {
+			return
+		}
+		f, g := x.ids.Job(from), x.ids.Job(to)
+		b := em.EdgeLane(bucket, lineage.EdgeDependsOn, f, g)
+		em.Touch(b, FromRecord)
+		em.AddVertex(b, lineage.Vertex{ID: f, Label: lineage.LabelJob, Namespace: from.Namespace, Name: from.Name})
+		em.AddVertex(b, lineage.Vertex{ID: g, Label: lineage.LabelJob, Namespace: to.Namespace, Name: to.Name})
+		em.AddEdge(b, lineage.EdgeDependsOn, f, g, t, t, ev.RunID)
+	}
+	for _, u := range ev.Upstream {
+		edge(ev.Job, u)
+	}
+	for _, d := range ev.Downstream {
+		edge(d, ev.Job)
+	}
+}
+
 func (x *Rules) parents(ev *lineage.Event, bucket int64, em Emitter) {
 	p := ev.Parent
 	if ev.Kind != lineage.KindRun || p == nil {

@@ -46,6 +46,7 @@ func (x *Rules) Event(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
 	}
 	x.aliases(ev, bucket, em)
 	x.parents(ev, bucket, em)
+	x.dependencies(ev, bucket, em)
 	x.facetProps(ev, bucket, em)
 	x.lifecycle(ev, r, bucket, em)
 }

@@ -161,12 +161,32 @@ func parentRun(runObj object) (runID string, job lineage.Job, ok bool) {
 	return id, lineage.Job{Namespace: ns, Name: name}, true
 }
 
-// addParents adds the hierarchy of a valid RunEvent with a parent run
-// facet (every outcome: structure, not lineage): Job -[CHILD_OF]-> the
+// addParents adds the job dependencies of a valid RunEvent (its
+// jobDependencies run facet: Job -[DEPENDS_ON]-> each upstream job, each
+// downstream job -[DEPENDS_ON]-> Job) and, with a parent run facet, its
+// hierarchy (every outcome: structure, not lineage): Job -[CHILD_OF]-> the
 // parent's Job, and with runs "all" Run -[CHILD_OF]-> the parent's Run
 // (whose vertex holds at least its runId); none to itself.
 func (m *Model) addParents(ev *event) {
-	if ev.kind != lineage.KindRun || !ev.hasParent {
+	if ev.kind != lineage.KindRun {
+		return
+	}
+	dep := func(from, to lineage.Job) {
+		if from == to {
+			return
+		}
+		f, t := lineage.JobVertex(from), lineage.JobVertex(to)
+		lineage.MergeVertexInto(m.vertices, f)
+		lineage.MergeVertexInto(m.vertices, t)
+		lineage.MergeInto(m.aliasEdges, lineage.NewEdge(lineage.EdgeDependsOn, f.ID, t.ID, ev.time, ev.time, ev.runID))
+	}
+	for _, u := range ev.upstream {
+		dep(ev.job, u)
+	}
+	for _, d := range ev.downstream {
+		dep(d, ev.job)
+	}
+	if !ev.hasParent {
 		return
 	}
 	if ev.parentJob != ev.job {

@@ -406,6 +406,8 @@ type event struct {
 	// LineageDatasetFacet counts; pairs: the dataset pairs they name.
 	explicit bool
 	pairs    []lineage.DatasetPair
+	// upstream, downstream: the jobDependencies run facet's jobs
+	upstream, downstream []lineage.Job
 
 	// the parent run facet (RunEvents), read leniently
 	hasParent   bool
@@ -570,6 +572,12 @@ func parse(data []byte) (*event, error) {
 			return nil, fmt.Errorf("run.runId: empty")
 		}
 		ev.runFacets(runObj)
+		var rf map[string]json.RawMessage
+		if json.Unmarshal(runObj["facets"], &rf) == nil {
+			if raw := rf["jobDependencies"]; len(raw) > 0 && raw[0] == '{' {
+				ev.upstream, ev.downstream = lineage.JobDependencies(raw)
+			}
+		}
 		ev.parentRunID, ev.parentJob, ev.hasParent = parentRun(runObj)
 		if raw, ok := top["eventType"]; ok && !isNull(raw) {
 			var s string
