@@ -434,3 +434,35 @@ func TestCheckListen(t *testing.T) {
 		}
 	}
 }
+
+// TestKinesisFailureIs503: when Kinesis does not take the records within
+// the retries (here the stream is deleted under the collector), the
+// request is answered 503 with Retry-After, never 2xx.
+func TestKinesisFailureIs503(t *testing.T) {
+	c, stream := standin(t, 1)
+	_, hs := server(t, c, collect.Config{Stream: stream, MaxAttempts: 2, RetryBackoff: 10 * time.Millisecond, AckTimeout: time.Second})
+	url := hs.URL + "/api/v1/lineage"
+	if resp, b := post(t, url, "application/json", []byte(event(runID(1), "before"))); resp.StatusCode != 201 {
+		t.Fatalf("before: %d %s", resp.StatusCode, b)
+	}
+	if _, err := c.DeleteStream(context.Background(), &kinesis.DeleteStreamInput{StreamName: aws.String(stream)}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 2; ; i++ {
+		resp, b := post(t, url, "application/json", []byte(event(runID(i), "after")))
+		if resp.StatusCode == 503 {
+			if resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), `"reason":"unavailable"`) {
+				t.Errorf("503 without Retry-After or reason: %v %s", resp.Header, b)
+			}
+			return
+		}
+		if resp.StatusCode != 201 {
+			t.Fatalf("after the deletion: %d %s, want 503", resp.StatusCode, b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("still 201 30 s after the stream was deleted")
+		}
+		time.Sleep(100 * time.Millisecond) // kinesalite deletes the stream asynchronously: poll
+	}
+}
