@@ -17,7 +17,7 @@ FAST_PKGS       := ./lineage/... ./window/... ./checkpoint/... ./internal/enc/..
 # (a minute and more even in -short) run in test-unit and test, not here.
 FAST_SKIP       := ^(TestRandomizedAgainstReference.*|TestCrashAtArbitraryPoints.*|TestDiskDiesAtOperationI|TestHandoffSplitMerge|TestRunStoreMoves|TestStreamingRunStoreMoves)$$
 
-.PHONY: tools all build test test-unit test-fast test-race lint fmt fmt-check vet tidy-check bench demo e2e standins-up standins-down clean
+.PHONY: tools all build test test-airflow test-unit test-fast test-race lint fmt fmt-check vet tidy-check bench demo e2e standins-up standins-down clean
 
 all: build
 
@@ -28,6 +28,12 @@ build:
 ## on freshly started stand-ins (own ports, stopped at the end), short fault matrix.
 test:
 	bash scripts/test.sh
+
+## test-airflow: Apache Airflow 3 + its OpenLineage provider, `airflow dags test` through collect
+## (outside CI: minutes of pip install and an Airflow database migration).
+test-airflow:
+	bash scripts/producer-venvs.sh airflow
+	LINEAGEFLOW_AIRFLOW_TEST=1 $(GO) test -count=1 -run TestAirflowDagsTest -v ./collect/
 
 test-unit:
 	$(GO) test -short ./...
