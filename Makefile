@@ -6,18 +6,19 @@ GOLANGCI_VERSION := v2.15.0
 GOLANGCI        := $(BIN)/golangci-lint
 # Packages with goroutines of their own: always tested with the race
 # detector (make test-race; scripts/test.sh runs that target).
-RACE_PKGS       := ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./internal/dedupredis/... ./testkit/gremlinproxy/...
+RACE_PKGS       := ./window/... ./checkpoint/... ./processor/... ./sink/... ./internal/replay/... ./internal/dedupredis/... ./testkit/gremlinproxy/... ./collect/...
 # The unit tier (make test-fast): packages whose -short tests need no
 # stand-in, JVM, Chromium or subprocess build. Their integration tests skip
 # themselves: test-fast hides the stand-ins (STANDIN_DIR empty, no endpoint
 # variables).
 FAST_PKGS       := ./lineage/... ./window/... ./checkpoint/... ./internal/enc/... ./internal/kpl/... ./internal/keyspace/... \
-	./semantics/... ./graph/... ./internal/gen/... ./internal/cli/... ./internal/codecheck/... ./internal/doccheck/... ./verify/... ./processor/... ./sink/... ./ops/... ./source/...
+	./semantics/... ./graph/... ./internal/gen/... ./internal/cli/... ./internal/codecheck/... ./internal/doccheck/... ./verify/... ./processor/... ./sink/... ./ops/... ./source/... ./collect/...
 # The processor's randomized and crash suites against the reference model
 # (a minute and more even in -short) run in test-unit and test, not here.
 FAST_SKIP       := ^(TestRandomizedAgainstReference.*|TestCrashAtArbitraryPoints.*|TestDiskDiesAtOperationI|TestHandoffSplitMerge|TestRunStoreMoves|TestStreamingRunStoreMoves)$$
 
 .PHONY: tools all build test test-unit test-fast test-race lint fmt fmt-check vet tidy-check bench demo e2e localstack standins-up standins-down clean
+.PHONY: tools all build test test-airflow test-unit test-fast test-race lint fmt fmt-check vet tidy-check bench demo e2e standins-up standins-down clean
 
 all: build
 
@@ -28,6 +29,12 @@ build:
 ## on freshly started stand-ins (own ports, stopped at the end), short fault matrix.
 test:
 	bash scripts/test.sh
+
+## test-airflow: Apache Airflow 3 + its OpenLineage provider, `airflow dags test` through collect
+## (outside CI: minutes of pip install and an Airflow database migration).
+test-airflow:
+	bash scripts/producer-venvs.sh airflow
+	LINEAGEFLOW_AIRFLOW_TEST=1 $(GO) test -count=1 -run TestAirflowDagsTest -v ./collect/
 
 test-unit:
 	$(GO) test -short ./...

@@ -427,6 +427,17 @@ func (s *Server) check(data []byte) *lineage.DecodeError {
 	return nil
 }
 
+// recordSize refuses an event that the decoder accepts but Kinesis would
+// not store: data and partition key together over the 1 MiB record limit
+// (PutRecords would fail the whole request).
+func recordSize(data []byte, pk string) *lineage.DecodeError {
+	if n := len(data) + len(pk); n > kpl.MaxRecordSize {
+		return &lineage.DecodeError{Reason: lineage.ReasonOversized,
+			Msg: fmt.Sprintf("record is %d bytes with its partition key %q, over the %d-byte Kinesis record limit", n, pk, kpl.MaxRecordSize)}
+	}
+	return nil
+}
+
 func statusOf(de *lineage.DecodeError) int {
 	if de.Reason == lineage.ReasonOversized {
 		return http.StatusRequestEntityTooLarge
@@ -445,9 +456,15 @@ func (s *Server) serveOne(w http.ResponseWriter, body []byte) {
 		writeErr(w, statusOf(de), string(de.Reason), de.Field, de.Error())
 		return
 	}
+	pk := replay.PartitionKey(body)
+	if de := recordSize(body, pk); de != nil {
+		s.refuse(de)
+		writeErr(w, statusOf(de), string(de.Reason), de.Field, de.Error())
+		return
+	}
 	t := &ticket{errs: make([]error, 1)}
 	t0 := time.Now()
-	s.w.submit([]kpl.Record{{PartitionKey: replay.PartitionKey(body), Data: body}}, t, []int{0})
+	s.w.submit([]kpl.Record{{PartitionKey: pk, Data: body}}, t, []int{0})
 	t.wg.Wait()
 	s.m.ackSeconds.Observe(time.Since(t0).Seconds())
 	if t.errs[0] != nil {
@@ -514,7 +531,13 @@ func (s *Server) serveBatch(w http.ResponseWriter, body []byte) {
 			res[i].Status, res[i].Reason, res[i].Field, res[i].Error = statusOf(de), string(de.Reason), de.Field, de.Error()
 			continue
 		}
-		recs = append(recs, kpl.Record{PartitionKey: replay.PartitionKey(data), Data: data})
+		pk := replay.PartitionKey(data)
+		if de := recordSize(data, pk); de != nil {
+			s.refuse(de)
+			res[i].Status, res[i].Reason, res[i].Error = statusOf(de), string(de.Reason), de.Error()
+			continue
+		}
+		recs = append(recs, kpl.Record{PartitionKey: pk, Data: data})
 		idx = append(idx, i)
 	}
 	t := &ticket{errs: make([]error, len(items))}

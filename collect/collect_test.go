@@ -164,6 +164,8 @@ func TestMalformedEventsAreRefusedAtTheDoor(t *testing.T) {
 		{"truncated", good[:len(good)-10], lineage.ReasonNotJSON, "", 400},
 		{"kpl magic", "\xf3\x89\x9a\xc2garbage", lineage.ReasonNotJSON, "", 400},
 		{"oversized", `{"pad":"` + strings.Repeat("x", 1<<20) + `"}`, lineage.ReasonOversized, "", 413},
+		// 1 MiB exactly: the decoder takes it, Kinesis would not with its partition key.
+		{"oversized with its key", strings.Replace(good, `"inputs"`, `"pad":"`+strings.Repeat("x", 1<<20-len(good)-9)+`","inputs"`, 1), lineage.ReasonOversized, "", 413},
 		{"no runId", strings.Replace(good, `"runId":"`+runID(1)+`"`, `"runId":""`, 1), lineage.ReasonMissingField, "run.runId", 400},
 		{"no job name", strings.Replace(good, `"name":"ok"`, `"nom":"ok"`, 1), lineage.ReasonMissingField, "job.name", 400},
 		{"runId a number", strings.Replace(good, `"runId":"`+runID(1)+`"`, `"runId":42`, 1), lineage.ReasonWrongType, "run.runId", 400},
@@ -173,6 +175,11 @@ func TestMalformedEventsAreRefusedAtTheDoor(t *testing.T) {
 		{"array", `[` + good + `]`, lineage.ReasonUnknownFormat, "", 400},
 		{"neither format", `{"hello":"world"}`, lineage.ReasonUnknownFormat, "", 400},
 		{"too many datasets", wide, lineage.ReasonTooManyDatasets, "", 400},
+	}
+	if b := cases[4].body; len(b) != 1<<20 {
+		t.Fatalf("the 1 MiB case is %d bytes", len(b))
+	} else if _, err := lineage.Decode([]byte(b)); err != nil {
+		t.Fatalf("the 1 MiB case does not decode: %v", err)
 	}
 	seen := map[lineage.Reason]bool{}
 	for i, tc := range cases {
@@ -185,7 +192,7 @@ func TestMalformedEventsAreRefusedAtTheDoor(t *testing.T) {
 		if resp.StatusCode != tc.code || e.Reason != string(tc.reason) || e.Field != tc.field {
 			t.Errorf("%s: %d %+v, want %d reason %s field %q", tc.name, resp.StatusCode, e, tc.code, tc.reason, tc.field)
 		}
-		if tc.reason != lineage.ReasonTooManyDatasets {
+		if tc.reason != lineage.ReasonTooManyDatasets && tc.name != "oversized with its key" {
 			_, err := lineage.Decode([]byte(tc.body))
 			var de *lineage.DecodeError
 			if !errors.As(err, &de) || de.Reason != tc.reason || de.Field != tc.field {
@@ -425,5 +432,37 @@ func TestCheckListen(t *testing.T) {
 		if err != nil && (!strings.Contains(err.Error(), "-api-keys-file") || !strings.Contains(err.Error(), "-insecure-no-auth")) {
 			t.Errorf("the refusal does not say what to set: %v", err)
 		}
+	}
+}
+
+// TestKinesisFailureIs503: when Kinesis does not take the records within
+// the retries (here the stream is deleted under the collector), the
+// request is answered 503 with Retry-After, never 2xx.
+func TestKinesisFailureIs503(t *testing.T) {
+	c, stream := standin(t, 1)
+	_, hs := server(t, c, collect.Config{Stream: stream, MaxAttempts: 2, RetryBackoff: 10 * time.Millisecond, AckTimeout: time.Second})
+	url := hs.URL + "/api/v1/lineage"
+	if resp, b := post(t, url, "application/json", []byte(event(runID(1), "before"))); resp.StatusCode != 201 {
+		t.Fatalf("before: %d %s", resp.StatusCode, b)
+	}
+	if _, err := c.DeleteStream(context.Background(), &kinesis.DeleteStreamInput{StreamName: aws.String(stream)}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 2; ; i++ {
+		resp, b := post(t, url, "application/json", []byte(event(runID(i), "after")))
+		if resp.StatusCode == 503 {
+			if resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), `"reason":"unavailable"`) {
+				t.Errorf("503 without Retry-After or reason: %v %s", resp.Header, b)
+			}
+			return
+		}
+		if resp.StatusCode != 201 {
+			t.Fatalf("after the deletion: %d %s, want 503", resp.StatusCode, b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("still 201 30 s after the stream was deleted")
+		}
+		time.Sleep(100 * time.Millisecond) // kinesalite deletes the stream asynchronously: poll
 	}
 }

@@ -104,6 +104,7 @@ func freeAddr(t *testing.T) string {
 // not change the vertices, but it would the counts and the edge
 // properties if the workers' dedup let it through).
 func TestCollectKilledMidLoad(t *testing.T) {
+	t.Parallel() // own stream, collector and worker: runs beside the other end-to-end tests
 	if testing.Short() {
 		t.Skip("runs collect and worker processes; skipped with -short")
 	}

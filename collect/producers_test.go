@@ -93,6 +93,7 @@ func waitGraph(ctx context.Context, t *testing.T, h *harness.Harness, want [][]b
 // writes for the same program, keyed as the Kinesis transport keys it; a
 // worker reads it and its graph equals the reference model's.
 func TestOpenLineagePythonClientHTTP(t *testing.T) {
+	t.Parallel() // own stream, collector and worker: runs beside the other end-to-end tests
 	if testing.Short() {
 		t.Skip("runs the Python client and a worker process; skipped with -short")
 	}
@@ -184,6 +185,7 @@ func TestOpenLineagePythonClientHTTP(t *testing.T) {
 // unchanged; a worker reads the stream and its graph equals the reference
 // model's.
 func TestOpenLineageJavaClientHTTP(t *testing.T) {
+	t.Parallel() // own stream, collector and worker: runs beside the other end-to-end tests
 	if testing.Short() {
 		t.Skip("runs a JVM and a worker process; skipped with -short")
 	}
@@ -283,6 +285,7 @@ func tailString(s string, n int) string {
 // (the explorer) must show the mart's lineage: its job reading both
 // staging models, and the column lineage dbt-ol gives (total <- amount).
 func TestDbtOL(t *testing.T) {
+	t.Parallel() // own stream, collector and worker: runs beside the other end-to-end tests
 	if testing.Short() {
 		t.Skip("runs dbt, a worker and the explorer; skipped with -short")
 	}
