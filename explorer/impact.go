@@ -11,7 +11,7 @@ import (
 
 // impactChunk bounds the frontier ids sent in one level request of an
 // impact walk (a level of a wide graph is several requests).
-const impactChunk = 2000
+const impactChunk = 500
 
 // Impact is the answer of /api/lf/v1/impact: every dataset and job
 // reachable from a node in one direction up to a depth, as a flat list,

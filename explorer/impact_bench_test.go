@@ -78,6 +78,8 @@ func BenchmarkLineageDepth5Time(b *testing.B) {
 		tf   TimeFilter
 	}{
 		{"asOf", TimeFilter{MaxFirst: asOf}},
+		// A filter that keeps every edge: the cost of filtering itself.
+		{"asOfEnd", TimeFilter{MaxFirst: int64(1_700_000_000_000) + int64(e.jobs+1)*1000}},
 		{"asOf+stale1h", TimeFilter{MaxFirst: asOf, MinLast: asOf - 3_600_000, StaleBefore: asOf - 3_600_000}},
 		{"window", TimeFilter{MaxFirst: asOf, MinLast: asOf - 7_200_000}},
 	} {

@@ -68,7 +68,9 @@ EXPLORER_SELECT="${DEMO_EXPLORER_SELECT:-job:spark://emr-prod:daily_orders.build
 SCREENSHOT="${DEMO_SCREENSHOT:-$ROOT/tmp/demo-explorer.png}"
 base="http://127.0.0.1:$EXPLORER_PORT"
 echo "== explorer ($base)"
-"$LF" serve -gremlin-endpoint "$LINEAGEFLOW_GREMLIN_ENDPOINT" -http-addr "127.0.0.1:$EXPLORER_PORT" >"$work/serve.log" 2>&1 &
+# The replayed files carry fixed event times (2025-2026): with the default
+# stale age (30 days) every edge would be stale, so the demo turns it off.
+"$LF" serve -gremlin-endpoint "$LINEAGEFLOW_GREMLIN_ENDPOINT" -http-addr "127.0.0.1:$EXPLORER_PORT" -explorer-stale-after 0 >"$work/serve.log" 2>&1 &
 worker_pids+=($!)
 for _ in $(seq 1 150); do
 	curl -fsS "$base/api/lf/v1/health" >/dev/null 2>&1 && break

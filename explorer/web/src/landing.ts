@@ -18,6 +18,7 @@ interface LandingData {
   namespaces: NamespaceCount[];
   recentlyFailed: { id: string; namespace: string; name: string; runId: string; at: number | null; errorMessage: string | null }[];
   recentlyChanged: { id: string; type: NodeType; namespace: string; name: string; lastSeen: number }[];
+  readAt: number; // 0: the lists are not read yet
 }
 
 interface BrowsePage {
@@ -68,6 +69,13 @@ export class Landing {
         done();
         this.box.replaceChildren(...this.landing(d));
         mark('landingAt');
+        // The server reads the lists in the background: ask again until it has.
+        if (!d.readAt) window.setTimeout(() => {
+          if (this.key === key && !ab.signal.aborted) {
+            this.key = '';
+            this.show(true, ns, page, sort);
+          }
+        }, 3000);
       }, fail);
       return;
     }
@@ -100,13 +108,13 @@ export class Landing {
         el('span', { class: 'hint' }, ' ' + f.namespace + ' · ' + fmtTime(f.at)),
         f.errorMessage ? el('div', { class: 'error-message', title: f.errorMessage }, shorten(f.errorMessage, 200)) : null));
     }
-    if (!d.recentlyFailed.length) failed.append(el('li', { class: 'hint' }, 'No failed run recorded.'));
+    if (!d.recentlyFailed.length) failed.append(el('li', { class: 'hint' }, d.readAt ? 'No failed run recorded.' : 'Reading recent runs…'));
     const changed = el('ul', { id: 'landing-changed', class: 'rows' });
     for (const c of d.recentlyChanged) {
       changed.append(el('li', { 'data-node-id': c.id }, this.nodeButton(c.id, c.type, c.name, c.namespace),
         el('span', { class: 'hint' }, ' ' + c.namespace + ' · ' + fmtTime(c.lastSeen))));
     }
-    if (!d.recentlyChanged.length) changed.append(el('li', { class: 'hint' }, 'No lineage yet.'));
+    if (!d.recentlyChanged.length) changed.append(el('li', { class: 'hint' }, d.readAt ? 'No lineage yet.' : 'Reading recent changes…'));
     return [
       el('h2', {}, 'Namespaces'), nsList,
       el('div', { class: 'cols' },
