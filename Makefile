@@ -17,8 +17,7 @@ FAST_PKGS       := ./lineage/... ./window/... ./checkpoint/... ./internal/enc/..
 # (a minute and more even in -short) run in test-unit and test, not here.
 FAST_SKIP       := ^(TestRandomizedAgainstReference.*|TestCrashAtArbitraryPoints.*|TestDiskDiesAtOperationI|TestHandoffSplitMerge|TestRunStoreMoves|TestStreamingRunStoreMoves)$$
 
-.PHONY: tools all build test test-unit test-fast test-race lint fmt fmt-check vet tidy-check bench demo e2e localstack standins-up standins-down clean
-.PHONY: tools all build test test-airflow test-unit test-fast test-race lint fmt fmt-check vet tidy-check bench demo e2e standins-up standins-down clean
+.PHONY: tools all build test test-airflow test-unit test-fast test-race lint fmt fmt-check vet tidy-check bench demo e2e localstack standins-up standins-down clean
 
 all: build
 
