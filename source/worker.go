@@ -191,6 +191,14 @@ type Worker struct {
 
 	stop context.Context // Run's ctx: done when a graceful stop begins
 
+	// readDB is the Pebble DB for readers outside the pipeline (the ops
+	// server's /deadletters), nil while closed. Held (read) across one
+	// listing; Run takes it (write) to clear it before closing the DB.
+	readDB struct {
+		sync.RWMutex
+		db *pebble.DB
+	}
+
 	// mu guards the maps below and nothing else: it is never held across
 	// I/O, a KCL call or a wait (a shard's Close or Abandon waits for its
 	// drain goroutine: called after mu is released). Lock order:
@@ -245,6 +253,31 @@ func (w *Worker) Snapshot() map[string]int64 {
 	return m
 }
 
+// ErrNotOpen: the worker's Pebble DB is not open (starting or stopped).
+var ErrNotOpen = errors.New("the worker's state is not open (starting or stopped)")
+
+// ListDeadLetters lists the dead letters of the running worker (the same as
+// `lineageflow deadletters` on a stopped worker's data dir); ErrNotOpen
+// before Run opened the state or after it closed it.
+func (w *Worker) ListDeadLetters(fn func(checkpoint.DeadLetter) error) error {
+	w.readDB.RLock()
+	defer w.readDB.RUnlock()
+	if w.readDB.db == nil {
+		return ErrNotOpen
+	}
+	return checkpoint.ListDeadLetters(w.readDB.db, fn)
+}
+
+// ListParked lists the parked sink batches of the running worker.
+func (w *Worker) ListParked(fn func(checkpoint.Parked) error) error {
+	w.readDB.RLock()
+	defer w.readDB.RUnlock()
+	if w.readDB.db == nil {
+		return ErrNotOpen
+	}
+	return checkpoint.ListParked(w.readDB.db, fn)
+}
+
 // Run opens the Pebble DB, starts the KCL worker and blocks until ctx ends
 // (graceful shutdown: shards seal their windows, drain within
 // ShutdownGrace and checkpoint) or a shard hits a fatal error (returned).
@@ -254,7 +287,13 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	w.db = db
+	w.readDB.Lock()
+	w.readDB.db = db
+	w.readDB.Unlock()
 	defer func() {
+		w.readDB.Lock()
+		w.readDB.db = nil
+		w.readDB.Unlock()
 		if err := db.Close(); err != nil {
 			w.log.Warn("closing Pebble", "err", err)
 		}

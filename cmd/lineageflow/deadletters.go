@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
@@ -17,18 +23,25 @@ import (
 
 func deadLetters(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("deadletters", flag.ContinueOnError)
-	dataDir := fs.String("data-dir", "", "the worker's data directory (the worker must be stopped)")
+	dataDir := fs.String("data-dir", "", "the worker's data directory (the worker must be stopped: Pebble locks it)")
+	workerAddr := fs.String("worker-addr", "", "instead of -data-dir: a running worker's -http-addr (host:port, e.g. 127.0.0.1:9090); it lists from its open state (no -raw)")
 	raw := fs.Bool("raw", false, "also print the first 200 bytes of each record")
 	parked := fs.Bool("parked", false, "list the parked sink items (vertices and edges refused permanently by the graph, each set apart from its batch) instead")
 	replay := fs.Bool("replay-parked", false, "write the parked sink items again through -sink (after the graph or the item's cause was fixed); each written one is deleted, each refused again stays and is listed")
 	sinkSpec := fs.String("sink", "", "with -replay-parked: gremlin:<ws-url> (the worker's -sink)")
 	gopt := gremlinFlags(fs, nil)
-	fs.Usage = cli.Usage(fs, "lineageflow deadletters -data-dir DIR", "List refused records: shard, sequence number, reason, field, message.")
+	fs.Usage = cli.Usage(fs, "lineageflow deadletters -data-dir DIR | -worker-addr HOST:PORT", "List refused records: shard, sequence number, reason, field, message.")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
+	if *workerAddr != "" {
+		if *dataDir != "" || *raw {
+			return &exitError{2, errors.New("-worker-addr lists a running worker's dead letters: without -data-dir and -raw (the records' bytes stay on its disk)")}
+		}
+		return listFromWorker(ctx, *workerAddr, *parked)
+	}
 	if *dataDir == "" {
-		return fmt.Errorf("-data-dir is required")
+		return &exitError{2, errors.New("-data-dir (a stopped worker's data directory) or -worker-addr (a running worker's -http-addr) is required")}
 	}
 	if *replay && !strings.HasPrefix(*sinkSpec, "gremlin:") {
 		return fmt.Errorf("-replay-parked needs -sink gremlin:<ws-url>")
@@ -41,7 +54,7 @@ func deadLetters(ctx context.Context, args []string) error {
 	}
 	db, err := processor.OpenDB(*dataDir, checkpoint.Options{})
 	if err != nil {
-		return fmt.Errorf("%w (is a worker still running on it?)", err)
+		return fmt.Errorf("%w (is a worker still running on it? then use -worker-addr with its -http-addr)", err)
 	}
 	defer func() { _ = db.Close() }()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
@@ -144,5 +157,71 @@ func replayParked(ctx context.Context, db *pebble.DB, w processor.Writer, tw *ta
 	if written < len(all) {
 		return fmt.Errorf("%d parked item(s) refused again", len(all)-written)
 	}
+	return nil
+}
+
+// listFromWorker prints the dead letters (or parked batches) a running
+// worker serves at /deadletters on its ops server.
+func listFromWorker(ctx context.Context, addr string, parked bool) error {
+	u := "http://" + addr + "/deadletters"
+	if parked {
+		u += "?parked=1"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("-worker-addr %q: %w", addr, err)}
+	}
+	resp, err := (&http.Client{Timeout: 5 * time.Minute}).Do(req)
+	if err != nil {
+		return fmt.Errorf("-worker-addr: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return fmt.Errorf("-worker-addr %s: %s: %s", addr, resp.Status, strings.TrimSpace(string(b)))
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	if parked {
+		fmt.Fprintln(tw, "SHARD\tOUTBOX_SEQ\tAT\tATTEMPTS\tVERTICES\tEDGES\tITEM\tREASON")
+	} else {
+		fmt.Fprintln(tw, "SHARD\tSEQ\tSUB\tARRIVAL\tREASON\tFIELD\tMESSAGE")
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var end *listLine
+	n := 0
+	for sc.Scan() {
+		var l listLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return fmt.Errorf("-worker-addr %s: bad line: %w", addr, err)
+		}
+		switch {
+		case l.End:
+			end = &l
+		case l.DeadLetter != nil:
+			d := l.DeadLetter
+			n++
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", d.Shard, d.Seq, d.Sub, d.Arrival.Format("2006-01-02T15:04:05.000Z"), d.Reason, d.Field, d.Message)
+		case l.Parked != nil:
+			p := l.Parked
+			n++
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\n", p.Shard, p.OutboxSeq, p.At.Format("2006-01-02T15:04:05.000Z"), p.Attempts, p.Vertices, p.Edges,
+				shortItem(p.Item), shortItem(p.Reason))
+		}
+	}
+	if err := errors.Join(sc.Err(), tw.Flush()); err != nil {
+		return err
+	}
+	switch {
+	case end == nil:
+		return fmt.Errorf("-worker-addr %s: the list ended early (%d entries read)", addr, n)
+	case end.Error != "":
+		return fmt.Errorf("-worker-addr %s: the worker failed listing after %d entries: %s", addr, n, end.Error)
+	}
+	what := "dead letter(s)"
+	if parked {
+		what = "parked batch(es)"
+	}
+	fmt.Fprintf(os.Stderr, "%d %s (from the running worker at %s)\n", n, what, addr)
 	return nil
 }

@@ -24,7 +24,7 @@ func commands() map[string]command {
 	m := map[string]command{}
 	for _, c := range []command{
 		{name: "collect", summary: "serve the OpenLineage HTTP API in front of the Kinesis stream (acknowledged once Kinesis holds the event)", run: runCollect},
-		{name: "deadletters", summary: "list the dead letters in a (stopped) worker's data dir", run: deadLetters},
+		{name: "deadletters", summary: "list the dead letters of a stopped worker's data dir, or of a running worker (-worker-addr)", run: deadLetters},
 		{name: "diff", summary: "compare two live graphs (production and canary): missing, extra, different, divergence ratio", run: runDiff},
 		{name: "gen", summary: "write a deterministic generated workload as NDJSON", run: runGen},
 		{name: "mirror", summary: "put a deterministic share of a stream on a canary stream (its own KCL application)", run: runMirror},

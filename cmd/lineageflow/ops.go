@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
+	"net/http"
 
+	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/ops/httpserver"
 	"github.com/lineageflow/lineageflow/ops/metrics"
 	"github.com/lineageflow/lineageflow/sink"
@@ -47,10 +51,57 @@ func (o *ops) serve(ctx context.Context, addr string, wk *source.Worker, l *slog
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	srv, err := httpserver.Start(hctx, httpserver.Config{Addr: addr, Metrics: o.mx.Handler(),
-		Ready: rd.Check, Status: rd.Status, Logger: l})
+		Ready: rd.Check, Status: rd.Status, Logger: l,
+		Extra: map[string]http.Handler{"GET /deadletters": deadLettersHandler(wk)}})
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	return func() { cancel(); _ = srv.Wait() }, nil
+}
+
+// deadLettersHandler serves the running worker's dead letters (or, with
+// ?parked=1, its parked batches) as NDJSON, for `lineageflow deadletters
+// -worker-addr`: the Pebble directory is locked while the worker runs. The
+// records' bytes are left out (they stay on the worker's disk).
+func deadLettersHandler(wk *source.Worker) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		enc := json.NewEncoder(w)
+		n := 0
+		started := func() {
+			if n == 0 {
+				w.Header().Set("Content-Type", "application/x-ndjson")
+			}
+			n++
+		}
+		var err error
+		if r.URL.Query().Get("parked") == "1" {
+			err = wk.ListParked(func(p checkpoint.Parked) error { started(); return enc.Encode(listLine{Parked: &p}) })
+		} else {
+			err = wk.ListDeadLetters(func(d checkpoint.DeadLetter) error {
+				started()
+				d.Raw = nil
+				return enc.Encode(listLine{DeadLetter: &d})
+			})
+		}
+		if n == 0 && errors.Is(err, source.ErrNotOpen) {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		// The last line says whether the list is complete.
+		end := listLine{End: true, Count: n}
+		if err != nil {
+			end.Error = err.Error()
+		}
+		_ = enc.Encode(end)
+	})
+}
+
+// listLine is one line of /deadletters: an entry, or the last line.
+type listLine struct {
+	DeadLetter *checkpoint.DeadLetter `json:"deadLetter,omitempty"`
+	Parked     *checkpoint.Parked     `json:"parked,omitempty"`
+	End        bool                   `json:"end,omitempty"`
+	Count      int                    `json:"count,omitempty"`
+	Error      string                 `json:"error,omitempty"`
 }

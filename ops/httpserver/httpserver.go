@@ -32,6 +32,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
+	// Extra are more routes (pattern -> handler), e.g. the worker's
+	// /deadletters. Optional.
+	Extra map[string]http.Handler
 }
 
 // Server is a started server.
@@ -50,6 +53,9 @@ func (s *Server) Wait() error { return <-s.done }
 // Handler returns the mux of the endpoints.
 func Handler(cfg Config) http.Handler {
 	mux := http.NewServeMux()
+	for pattern, h := range cfg.Extra {
+		mux.Handle(pattern, h)
+	}
 	if cfg.Metrics != nil {
 		mux.Handle("GET /metrics", cfg.Metrics)
 	}
