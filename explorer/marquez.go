@@ -105,9 +105,15 @@ func (s *Server) mqNamespaces(w http.ResponseWriter, r *http.Request) {
 	}
 	entries := nm.all()
 	all := namespaces(entries)
+	pg := window(all, limit, offset)
+	seen, err := s.namespaceTimes(r.Context(), pg)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	out := []MQNamespace{}
-	for _, ns := range window(all, limit, offset) {
-		out = append(out, mqNamespace(ns))
+	for _, ns := range pg {
+		out = append(out, seen.of(ns))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out, "totalCount": len(all)})
 }
@@ -133,7 +139,12 @@ func (s *Server) mqNamespace(w http.ResponseWriter, r *http.Request) {
 	entries := nm.all()
 	for i := range entries {
 		if entries[i].alias == nil && entries[i].ref.Namespace == ns {
-			writeJSON(w, http.StatusOK, mqNamespace(ns))
+			seen, err := s.namespaceTimes(r.Context(), []string{ns})
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, seen.of(ns))
 			return
 		}
 	}

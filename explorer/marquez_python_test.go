@@ -309,6 +309,13 @@ func TestMarquezPythonClientRecoveredJob(t *testing.T) {
 	if sr.TotalCount < 1 {
 		t.Errorf("search in %s: %d hits", ns, sr.TotalCount)
 	}
+	var mn MQNamespace
+	getJSON("/api/v1/namespaces/"+url.PathEscape(ns), &mn)
+	// The namespace's lineage edges come from clean's COMPLETE (01:02) and
+	// build_mart's (02:10).
+	if mn.CreatedAt != "2026-03-01T01:02:00.000Z" || mn.UpdatedAt != "2026-03-01T02:10:00.000Z" {
+		t.Errorf("namespace created %s updated %s, want first and last seen 01:02 and 02:10", mn.CreatedAt, mn.UpdatedAt)
+	}
 	var aj struct {
 		Jobs []struct{ Namespace, Name string }
 	}
