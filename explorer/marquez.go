@@ -848,9 +848,23 @@ func (s *Server) mqSearch(w http.ResponseWriter, r *http.Request) {
 	if strings.EqualFold(r.URL.Query().Get("sort"), "name") {
 		sort.SliceStable(hits, func(i, j int) bool { return hits[i].ref.Name < hits[j].ref.Name })
 	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ref.VertexID()
+	}
+	ds, err := s.details(r.Context(), ids, 1)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	res := make([]MQSearchResult, 0, len(hits))
-	for _, h := range hits {
-		res = append(res, MQSearchResult{Type: h.ref.Type(), Name: h.ref.Name, Namespace: h.ref.Namespace, NodeID: h.ref.NodeID()})
+	for i, h := range hits {
+		sr := MQSearchResult{Type: h.ref.Type(), Name: h.ref.Name, Namespace: h.ref.Namespace, NodeID: h.ref.NodeID()}
+		if d := ds[ids[i]]; d != nil {
+			// The last time a lineage edge of it was seen.
+			sr.UpdatedAt = isoPtr(d.LastSeen)
+		}
+		res = append(res, sr)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"totalCount": total, "results": res})
 }

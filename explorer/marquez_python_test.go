@@ -304,10 +304,13 @@ func TestMarquezPythonClientRecoveredJob(t *testing.T) {
 	if f := md.Facets.Schema.Fields; len(f) != 1 || f[0].Name != "id" {
 		t.Errorf("dataset facets.schema %v", f)
 	}
-	var sr struct{ TotalCount int }
-	getJSON("/api/v1/search?q=build_mart&namespace="+url.QueryEscape(ns), &sr)
-	if sr.TotalCount < 1 {
-		t.Errorf("search in %s: %d hits", ns, sr.TotalCount)
+	var sr struct {
+		TotalCount int
+		Results    []MQSearchResult
+	}
+	getJSON("/api/v1/search?q=mart.build_mart&namespace="+url.QueryEscape(ns), &sr)
+	if sr.TotalCount != 1 || len(sr.Results) != 1 || sr.Results[0].UpdatedAt == nil || *sr.Results[0].UpdatedAt != "2026-03-01T02:10:00.000Z" {
+		t.Errorf("search in %s: %+v, want mart.build_mart updated at 02:10", ns, sr)
 	}
 	var mn MQNamespace
 	getJSON("/api/v1/namespaces/"+url.PathEscape(ns), &mn)
