@@ -37,6 +37,7 @@ func (s *Server) marquezRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /api/v1/search", s.mqSearch)
 	m.HandleFunc("GET /api/v1/jobs/runs/{id}/facets", s.mqRunFacets)
 	m.HandleFunc("GET /api/v1/jobs", s.mqJobs)
+	m.HandleFunc("GET /api/v1/tags", s.mqTags)
 	s.mqRefusals(m)
 }
 

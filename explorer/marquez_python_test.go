@@ -143,7 +143,7 @@ func TestMarquezPythonClient(t *testing.T) {
 // notImpl are the read methods the server answers 501: each must name its
 // route.
 type notImpl struct {
-	DatasetVersions, DatasetVersion, Sources, Source, Tags, Events, EventsNs struct {
+	DatasetVersions, DatasetVersion, Sources, Source, Events, EventsNs struct {
 		Status int
 		Route  string
 	}
@@ -161,7 +161,6 @@ func (n notImpl) check(t *testing.T, ns string) {
 		{"get_dataset_version", n.DatasetVersion.Status, n.DatasetVersion.Route, "GET /api/v1/namespaces/{namespace}/datasets/{dataset}/versions/{version}"},
 		{"list_sources", n.Sources.Status, n.Sources.Route, "GET /api/v1/sources"},
 		{"get_source", n.Source.Status, n.Source.Route, "GET /api/v1/sources/{source}"},
-		{"list_tags", n.Tags.Status, n.Tags.Route, "GET /api/v1/tags"},
 		{"list_events", n.Events.Status, n.Events.Route, "GET /api/v1/events"},
 		{"list_events(namespace)", n.EventsNs.Status, n.EventsNs.Route, "GET /api/v1/events/{namespace}"},
 	} {
@@ -267,6 +266,7 @@ func TestMarquezPythonClientRecoveredJob(t *testing.T) {
 	check("build_mart runs", got["runs"], []any{[]any{r + "3", "COMPLETED"}, []any{r + "2", "FAILED"}})
 	check("build_mart runs by id", got["runById"], map[string]any{r + "3": "COMPLETED", r + "2": "FAILED"})
 	check("build_mart tags", job["tags"], []any{"team"})
+	check("list_tags", got["tagNames"], []any{"team"})
 	got = read("daily_orders.clean", "mart.clean", r+"4")
 	job = got["job"].(map[string]any)
 	check("clean latestRun", []any{job["latestRunState"], job["latestRunId"]}, []any{"COMPLETED", r + "4"})

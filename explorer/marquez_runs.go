@@ -315,3 +315,37 @@ func (s *Server) namespaceTimes(ctx context.Context, nss []string) (nsTimes, err
 	}
 	return out, nil
 }
+
+// mqTags answers GET /api/v1/tags: the tag keys of every job's and
+// dataset's tags property (tags facets), sorted, as Marquez's
+// {tags: [{name, description}]} (first 10,000 distinct tags properties).
+func (s *Server) mqTags(w http.ResponseWriter, r *http.Request) {
+	limit, offset, err := page(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rows, err := s.graph.read(r.Context(), func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		return g.V().HasLabel(lineage.LabelDataset, lineage.LabelJob).Has(lineage.PropTags).Values(lineage.PropTags).Dedup().Limit(10_000)
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	set := map[string]struct{}{}
+	for _, row := range rows {
+		for _, k := range tagNames(map[string]any{lineage.PropTags: asString(row.GetInterface())}) {
+			set[k] = struct{}{}
+		}
+	}
+	names := make([]string, 0, len(set))
+	for k := range set {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	tags := []map[string]any{}
+	for _, k := range window(names, limit, offset) {
+		tags = append(tags, map[string]any{"name": k, "description": nil})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tags": tags, "totalCount": len(names)})
+}
