@@ -37,6 +37,7 @@ func (s *Server) marquezRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /api/v1/search", s.mqSearch)
 	m.HandleFunc("GET /api/v1/jobs/runs/{id}/facets", s.mqRunFacets)
 	m.HandleFunc("GET /api/v1/jobs", s.mqJobs)
+	m.HandleFunc("GET /api/v1/tags", s.mqTags)
 	s.mqRefusals(m)
 }
 
@@ -105,9 +106,15 @@ func (s *Server) mqNamespaces(w http.ResponseWriter, r *http.Request) {
 	}
 	entries := nm.all()
 	all := namespaces(entries)
+	pg := window(all, limit, offset)
+	seen, err := s.namespaceTimes(r.Context(), pg)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	out := []MQNamespace{}
-	for _, ns := range window(all, limit, offset) {
-		out = append(out, mqNamespace(ns))
+	for _, ns := range pg {
+		out = append(out, seen.of(ns))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out, "totalCount": len(all)})
 }
@@ -133,7 +140,12 @@ func (s *Server) mqNamespace(w http.ResponseWriter, r *http.Request) {
 	entries := nm.all()
 	for i := range entries {
 		if entries[i].alias == nil && entries[i].ref.Namespace == ns {
-			writeJSON(w, http.StatusOK, mqNamespace(ns))
+			seen, err := s.namespaceTimes(r.Context(), []string{ns})
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, seen.of(ns))
 			return
 		}
 	}
@@ -837,9 +849,23 @@ func (s *Server) mqSearch(w http.ResponseWriter, r *http.Request) {
 	if strings.EqualFold(r.URL.Query().Get("sort"), "name") {
 		sort.SliceStable(hits, func(i, j int) bool { return hits[i].ref.Name < hits[j].ref.Name })
 	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ref.VertexID()
+	}
+	ds, err := s.details(r.Context(), ids, 1)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	res := make([]MQSearchResult, 0, len(hits))
-	for _, h := range hits {
-		res = append(res, MQSearchResult{Type: h.ref.Type(), Name: h.ref.Name, Namespace: h.ref.Namespace, NodeID: h.ref.NodeID()})
+	for i, h := range hits {
+		sr := MQSearchResult{Type: h.ref.Type(), Name: h.ref.Name, Namespace: h.ref.Namespace, NodeID: h.ref.NodeID()}
+		if d := ds[ids[i]]; d != nil {
+			// The last time a lineage edge of it was seen.
+			sr.UpdatedAt = isoPtr(d.LastSeen)
+		}
+		res = append(res, sr)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"totalCount": total, "results": res})
 }

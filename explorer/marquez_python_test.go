@@ -143,7 +143,7 @@ func TestMarquezPythonClient(t *testing.T) {
 // notImpl are the read methods the server answers 501: each must name its
 // route.
 type notImpl struct {
-	DatasetVersions, DatasetVersion, Sources, Source, Tags, Events, EventsNs struct {
+	DatasetVersions, DatasetVersion, Sources, Source, Events, EventsNs struct {
 		Status int
 		Route  string
 	}
@@ -161,7 +161,6 @@ func (n notImpl) check(t *testing.T, ns string) {
 		{"get_dataset_version", n.DatasetVersion.Status, n.DatasetVersion.Route, "GET /api/v1/namespaces/{namespace}/datasets/{dataset}/versions/{version}"},
 		{"list_sources", n.Sources.Status, n.Sources.Route, "GET /api/v1/sources"},
 		{"get_source", n.Source.Status, n.Source.Route, "GET /api/v1/sources/{source}"},
-		{"list_tags", n.Tags.Status, n.Tags.Route, "GET /api/v1/tags"},
 		{"list_events", n.Events.Status, n.Events.Route, "GET /api/v1/events"},
 		{"list_events(namespace)", n.EventsNs.Status, n.EventsNs.Route, "GET /api/v1/events/{namespace}"},
 	} {
@@ -267,6 +266,7 @@ func TestMarquezPythonClientRecoveredJob(t *testing.T) {
 	check("build_mart runs", got["runs"], []any{[]any{r + "3", "COMPLETED"}, []any{r + "2", "FAILED"}})
 	check("build_mart runs by id", got["runById"], map[string]any{r + "3": "COMPLETED", r + "2": "FAILED"})
 	check("build_mart tags", job["tags"], []any{"team"})
+	check("list_tags", got["tagNames"], []any{"team"})
 	got = read("daily_orders.clean", "mart.clean", r+"4")
 	job = got["job"].(map[string]any)
 	check("clean latestRun", []any{job["latestRunState"], job["latestRunId"]}, []any{"COMPLETED", r + "4"})
@@ -304,10 +304,20 @@ func TestMarquezPythonClientRecoveredJob(t *testing.T) {
 	if f := md.Facets.Schema.Fields; len(f) != 1 || f[0].Name != "id" {
 		t.Errorf("dataset facets.schema %v", f)
 	}
-	var sr struct{ TotalCount int }
-	getJSON("/api/v1/search?q=build_mart&namespace="+url.QueryEscape(ns), &sr)
-	if sr.TotalCount < 1 {
-		t.Errorf("search in %s: %d hits", ns, sr.TotalCount)
+	var sr struct {
+		TotalCount int
+		Results    []MQSearchResult
+	}
+	getJSON("/api/v1/search?q=mart.build_mart&namespace="+url.QueryEscape(ns), &sr)
+	if sr.TotalCount != 1 || len(sr.Results) != 1 || sr.Results[0].UpdatedAt == nil || *sr.Results[0].UpdatedAt != "2026-03-01T02:10:00.000Z" {
+		t.Errorf("search in %s: %+v, want mart.build_mart updated at 02:10", ns, sr)
+	}
+	var mn MQNamespace
+	getJSON("/api/v1/namespaces/"+url.PathEscape(ns), &mn)
+	// The namespace's lineage edges come from clean's COMPLETE (01:02) and
+	// build_mart's (02:10).
+	if mn.CreatedAt != "2026-03-01T01:02:00.000Z" || mn.UpdatedAt != "2026-03-01T02:10:00.000Z" {
+		t.Errorf("namespace created %s updated %s, want first and last seen 01:02 and 02:10", mn.CreatedAt, mn.UpdatedAt)
 	}
 	var aj struct {
 		Jobs []struct{ Namespace, Name string }

@@ -35,7 +35,6 @@ const (
 	whyArchive  = "no raw event archive: lineageflow keeps the graph, not the events"
 	whyStats    = "no event counts by time in the graph"
 	whyReadOnly = "read-only: lineageflow writes the graph from OpenLineage events on Kinesis only"
-	whyTags     = "tags are facets of jobs and datasets (their tags property); there is no tag registry"
 )
 
 // mqRouteTable lists every route of Marquez's openapi.
@@ -74,7 +73,7 @@ var mqRouteTable = []mqRoute{
 	{"GET", "/sources", mqNotImpl, whySources},
 	{"GET", "/sources/{source}", mqNotImpl, whySources},
 	{"PUT", "/sources/{source}", mqReadOnly, whyReadOnly},
-	{"GET", "/tags", mqNotImpl, whyTags},
+	{"GET", "/tags", mqAnswered, ""},
 	{"PUT", "/tags/{tag}", mqReadOnly, whyReadOnly},
 	{"GET", "/lineage", mqAnswered, ""},
 	{"POST", "/lineage", mqReadOnly, whyReadOnly},

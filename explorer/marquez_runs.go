@@ -259,3 +259,93 @@ func datasetFacets(p map[string]any) map[string]any {
 	}
 	return f
 }
+
+// nsTimes are the first and last time (Unix ms) a namespace's datasets
+// and jobs were seen: the min firstSeen and max lastSeen of their lineage
+// edges (each vertex's first CountCap edges).
+type nsTimes map[string][2]int64
+
+// of is namespace ns as Marquez shows it: createdAt and updatedAt its
+// first and last seen (the Unix epoch when no lineage edge touches it).
+func (t nsTimes) of(ns string) MQNamespace {
+	n := mqNamespace(ns)
+	if v, ok := t[ns]; ok {
+		n.CreatedAt, n.UpdatedAt = isoTime(v[0]), isoTime(v[1])
+	}
+	return n
+}
+
+// namespaceTimes reads the first and last seen times of namespaces nss.
+func (s *Server) namespaceTimes(ctx context.Context, nss []string) (nsTimes, error) {
+	out := nsTimes{}
+	if len(nss) == 0 {
+		return out, nil
+	}
+	within := make([]any, len(nss))
+	for i, ns := range nss {
+		within[i] = ns
+	}
+	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		P, __ := gremlingo.P, gremlingo.T__
+		limit := int64(s.cfg.CountCap)
+		return g.V().HasLabel(lineage.LabelDataset, lineage.LabelJob).Has(lineage.PropNamespace, P.Within(within...)).
+			Group().By(lineage.PropNamespace).
+			By(__.Local(__.BothE(lineageLabels...).Limit(limit)).Fold().
+				Project("first", "last").
+				By(__.Coalesce(__.Unfold().Values(lineage.PropFirstSeen).Min(), __.Constant(int64(-1)))).
+				By(__.Coalesce(__.Unfold().Values(lineage.PropLastSeen).Max(), __.Constant(int64(-1)))))
+	})
+	if err != nil || len(rows) == 0 {
+		return out, err
+	}
+	m, ok := rows[0].GetInterface().(map[any]any)
+	if !ok {
+		return out, nil
+	}
+	for k, v := range m {
+		p, ok := v.(map[any]any)
+		if !ok {
+			continue
+		}
+		first, ok1 := asInt64(p["first"])
+		last, ok2 := asInt64(p["last"])
+		if ok1 && ok2 && first >= 0 && last >= 0 {
+			out[asString(k)] = [2]int64{first, last}
+		}
+	}
+	return out, nil
+}
+
+// mqTags answers GET /api/v1/tags: the tag keys of every job's and
+// dataset's tags property (tags facets), sorted, as Marquez's
+// {tags: [{name, description}]} (first 10,000 distinct tags properties).
+func (s *Server) mqTags(w http.ResponseWriter, r *http.Request) {
+	limit, offset, err := page(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rows, err := s.graph.read(r.Context(), func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		return g.V().HasLabel(lineage.LabelDataset, lineage.LabelJob).Has(lineage.PropTags).Values(lineage.PropTags).Dedup().Limit(10_000)
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	set := map[string]struct{}{}
+	for _, row := range rows {
+		for _, k := range tagNames(map[string]any{lineage.PropTags: asString(row.GetInterface())}) {
+			set[k] = struct{}{}
+		}
+	}
+	names := make([]string, 0, len(set))
+	for k := range set {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	tags := []map[string]any{}
+	for _, k := range window(names, limit, offset) {
+		tags = append(tags, map[string]any{"name": k, "description": nil})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tags": tags, "totalCount": len(names)})
+}

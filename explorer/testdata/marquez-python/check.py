@@ -65,7 +65,7 @@ def main():
     out["sources"] = status_of(lambda: c.list_sources()["sources"])
     out["source"] = status_of(lambda: c.get_source("src"))
     # 13
-    out["tags"] = status_of(lambda: c.list_tags()["tags"])
+    out["tagNames"] = sorted(t["name"] for t in c.list_tags()["tags"])
     # 14
     out["events"] = status_of(lambda: c.list_events())
     out["eventsNs"] = status_of(lambda: c.list_events(ns))
