@@ -274,6 +274,11 @@ func TestWorkflows(t *testing.T) {
 		shot(t, ctx, "wf-as-of")
 		run(t, ctx, d, "now", chromedp.Click(`#asof-now`, chromedp.ByQuery))
 		waitJS(t, ctx, d, "back now", `!new URLSearchParams(location.search).has('asOf') && __lf.ready && `+inList(nodeOfJob(e.rep)))
+		// The edge that came back is clickable: its first and last seen.
+		edgeSel := `edge[source = ` + jsStr(nodeOf(e.clean)) + `][target = ` + jsStr(nodeOfJob(e.rep)) + `]`
+		run(t, ctx, d, "tap edge", chromedp.Evaluate(`__lf.cy.$(`+jsStr(edgeSel)+`).emit('tap').length`, nil))
+		first := time.UnixMilli(e.now - 2*day).UTC().Format("2006-01-02 15:04:05Z")
+		waitJS(t, ctx, d, "edge details", `document.querySelector('#edge-details')?.textContent.includes(`+jsStr(first)+`) === true`)
 	})
 
 	t.Run("hide stale edges and see the count", func(t *testing.T) {
