@@ -369,6 +369,19 @@ func TestWorkflows(t *testing.T) {
 		shot(t, ctx, "wf-live-fail")
 	})
 
+	t.Run("dark mode toggle", func(t *testing.T) {
+		t0 = t
+		load := nodeOfJob(e.load)
+		open("/?node=" + url.QueryEscape(load) + "&up=1&down=1&sel=" + url.QueryEscape(load))
+		waitJS(t, ctx, d, "drawn", `__lf.ready`)
+		// Headless Chromium reports a light system theme: one click is dark.
+		run(t, ctx, d, "toggle", chromedp.Click(`#theme`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "dark", `document.documentElement.dataset.theme === 'dark' && getComputedStyle(document.body).backgroundColor === 'rgb(18, 21, 28)' && __lf.cy.$('node').first().style('color') === 'rgb(230,233,240)'`)
+		shot(t, ctx, "wf-dark")
+		run(t, ctx, d, "toggle back", chromedp.Click(`#theme`, chromedp.ByQuery), chromedp.Click(`#theme`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "system", `document.documentElement.dataset.theme === undefined && getComputedStyle(document.body).backgroundColor === 'rgb(247, 248, 250)'`)
+	})
+
 	var errs []string
 	run(t, ctx, d, "errors", chromedp.Evaluate(`__lf.errors`, &errs))
 	if len(errs) > 0 {
