@@ -274,6 +274,11 @@ func TestWorkflows(t *testing.T) {
 		shot(t, ctx, "wf-as-of")
 		run(t, ctx, d, "now", chromedp.Click(`#asof-now`, chromedp.ByQuery))
 		waitJS(t, ctx, d, "back now", `!new URLSearchParams(location.search).has('asOf') && __lf.ready && `+inList(nodeOfJob(e.rep)))
+		// The edge that came back is clickable: its first and last seen.
+		edgeSel := `edge[source = ` + jsStr(nodeOf(e.clean)) + `][target = ` + jsStr(nodeOfJob(e.rep)) + `]`
+		run(t, ctx, d, "tap edge", chromedp.Evaluate(`__lf.cy.$(`+jsStr(edgeSel)+`).emit('tap').length`, nil))
+		first := time.UnixMilli(e.now - 2*day).UTC().Format("2006-01-02 15:04:05Z")
+		waitJS(t, ctx, d, "edge details", `document.querySelector('#edge-details')?.textContent.includes(`+jsStr(first)+`) === true`)
 	})
 
 	t.Run("hide stale edges and see the count", func(t *testing.T) {
@@ -362,6 +367,19 @@ func TestWorkflows(t *testing.T) {
 		run(t, ctx, d, "expand", chromedp.Focus(`#runs details summary`, chromedp.ByQuery), chromedp.KeyEvent(kb.Enter))
 		waitJS(t, ctx, d, "full error", `document.querySelector('#runs details').open && document.querySelector('#runs .error-full').textContent.endsWith('END-OF-ERROR')`)
 		shot(t, ctx, "wf-live-fail")
+	})
+
+	t.Run("dark mode toggle", func(t *testing.T) {
+		t0 = t
+		load := nodeOfJob(e.load)
+		open("/?node=" + url.QueryEscape(load) + "&up=1&down=1&sel=" + url.QueryEscape(load))
+		waitJS(t, ctx, d, "drawn", `__lf.ready`)
+		// Headless Chromium reports a light system theme: one click is dark.
+		run(t, ctx, d, "toggle", chromedp.Click(`#theme`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "dark", `document.documentElement.dataset.theme === 'dark' && getComputedStyle(document.body).backgroundColor === 'rgb(18, 21, 28)' && __lf.cy.$('node').first().style('color') === 'rgb(230,233,240)'`)
+		shot(t, ctx, "wf-dark")
+		run(t, ctx, d, "toggle back", chromedp.Click(`#theme`, chromedp.ByQuery), chromedp.Click(`#theme`, chromedp.ByQuery))
+		waitJS(t, ctx, d, "system", `document.documentElement.dataset.theme === undefined && getComputedStyle(document.body).backgroundColor === 'rgb(247, 248, 250)'`)
 	})
 
 	var errs []string

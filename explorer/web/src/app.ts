@@ -11,7 +11,7 @@
 // details, status); user input (taps, keys, list, search, controls) ->
 // state -> URL.
 import { setTime } from './api';
-import type { ApiError, LNode } from './api';
+import type { ApiError, LEdge, LNode } from './api';
 import { HubDialog } from './hubs';
 import { ImpactPanel } from './impact';
 import { Landing } from './landing';
@@ -31,6 +31,7 @@ import { StatusBar } from './status';
 class App {
   private state: ViewState = readURL();
   private nodes = new Map<string, LNode>(); // every node of the sources' snapshots
+  private edges = new Map<string, LEdge>(); // the drawn edges
   private readonly sources: Sources;
   private readonly graph: GraphView;
   private readonly list: NodeList;
@@ -104,6 +105,10 @@ class App {
     });
     cy.on('tap', (ev) => {
       if (ev.target === cy) this.select(null, true);
+    });
+    cy.on('tap', 'edge', (ev) => {
+      const e = this.edges.get(ev.target.id() as string);
+      if (e) this.details.edge(e);
     });
     $('cy').addEventListener('keydown', (ev) =>
       graphKey(ev, this.graph, {
@@ -303,7 +308,11 @@ class App {
     renderStarted(this.hooks, t0);
     const v = this.sources.merge(this.state.ds);
     this.nodes = v.nodes;
+    this.edges = v.visE;
+    const wasDrawn = this.graph.cy.nodes().length > 0 && !this.relayout;
     const d = this.graph.draw(v, this.state.node, this.relayout, this.revealNew);
+    // Nodes that arrived with a live update are marked for a few seconds.
+    if (wasDrawn && d.added.length) this.graph.markArrived(d.added);
     if (d.added.length) this.revealNew = false;
     if (this.relayout && this.graph.cy.nodes().length && this.sources.allLoaded()) this.relayout = false;
     const t2 = performance.now();

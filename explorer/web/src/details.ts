@@ -2,7 +2,7 @@
 // and last runs; for a dataset also the jobs writing it (with their newest
 // failed run) and its column lineage.
 import { ApiError, fetchColumnLineage, fetchFieldLineage, fetchNode } from './api';
-import type { NodeDetails } from './api';
+import type { LEdge, NodeDetails } from './api';
 import { $, el, fmtDuration, fmtTime, kindName, shorten } from './dom';
 
 // A dataset's details list at most this many producing jobs.
@@ -105,6 +105,28 @@ export class Details {
         },
       );
     }
+  }
+
+  /** Shows a lineage edge: its ends, first and last seen, last run. */
+  edge(e: LEdge): void {
+    if (this.abort) this.abort.abort();
+    this.shown = null;
+    const box = $('details');
+    const end = (id: string): HTMLElement => {
+      const b = el('button', { type: 'button', class: 'link' }, this.host.nameOf(id) ?? id);
+      b.addEventListener('click', () => this.host.open(id));
+      return b;
+    };
+    const dl = el('dl', { id: 'edge-details' });
+    const row = (k: string, v: Node | string): void => {
+      dl.append(el('dt', {}, k), el('dd', {}, v));
+    };
+    row('From', end(e.origin));
+    row('To', end(e.destination));
+    row('First seen', fmtTime(e.firstSeen));
+    row('Last seen', fmtTime(e.lastSeen));
+    row('Last run id', e.lastRunId || '—');
+    box.replaceChildren(el('div', {}, el('span', { class: 'kind' }, 'Edge'), ' ', e.type), el('h2', { id: 'details-title' }, (this.host.nameOf(e.origin) ?? e.origin) + ' → ' + (this.host.nameOf(e.destination) ?? e.destination)), dl);
   }
 
   /**

@@ -21,6 +21,8 @@ export interface Drawn {
   rankMs?: number; // ms of the rank layout, when it ran
 }
 
+const ARRIVED_MS = 5000;
+
 export class GraphView {
   readonly cy: cytoscape.Core;
   private bigStyle = false; // STYLE_BIG is in use (more than DAGRE_MAX_NODES nodes)
@@ -40,6 +42,14 @@ export class GraphView {
       style: STYLE,
     });
     this.cy.on('viewport', () => this.queueLabels());
+  }
+
+  /** Marks nodes that arrived live (class "arrived") for ARRIVED_MS. */
+  markArrived(ids: string[]): void {
+    let els = this.cy.collection();
+    for (const id of ids) els = els.union(this.cy.getElementById(id));
+    els.addClass('arrived');
+    window.setTimeout(() => els.removeClass('arrived'), ARRIVED_MS);
   }
 
   /** Dark or light colours for the graph (the page's follow its CSS). */

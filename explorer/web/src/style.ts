@@ -98,6 +98,7 @@ export const STYLE: cytoscape.StylesheetJson = [
   { selector: 'node.up, node.down', style: { 'border-width': 2.5 } },
   { selector: '.sel', style: { 'border-color': '#111', 'border-width': 3.5, 'overlay-opacity': 0 } },
   { selector: '.faded', style: { opacity: 0.35 } },
+  { selector: 'node.arrived', style: { 'border-color': '#e0a800', 'border-width': 4, 'border-style': 'double' } },
   { selector: 'node:selected', style: { 'overlay-opacity': 0 } },
 ];
 
