@@ -249,8 +249,10 @@ func (c ColumnLineage) appendFieldEdges(dst []FieldEdge, of, raw []byte) []Field
 			switch string(s.key()) {
 			case "namespace":
 				d.Namespace, _ = s.optStr(3)
+				d.Namespace = NormalizeName(d.Namespace) // NFC, as every name (Guard)
 			case "name":
 				d.Name, _ = s.optStr(3)
+				d.Name = NormalizeName(d.Name)
 			case "field":
 				f, _ = s.optStr(3)
 			case "transformations":

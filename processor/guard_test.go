@@ -132,3 +132,40 @@ func TestFarFutureEventNeitherFreezesPropertiesNorPinsCheckpoint(t *testing.T) {
 		t.Errorf("OUTPUTS lastRunId %q lastSeen %d, want r-now at %d: the 9999 event froze it", got.LastRunID, got.LastSeen, t0.Add(time.Second).UnixMilli())
 	}
 }
+
+// TestNFCOneDatasetInvalidUTF8DeadLetters (issue 26, item 12): NFC and NFD
+// spellings of café are one dataset (counted as normalised); names with
+// different invalid bytes are two dead letters, not one collapsed
+// dataset; the graph is the reference model's.
+func TestNFCOneDatasetInvalidUTF8DeadLetters(t *testing.T) {
+	raw := func(typ, runID, job, out string) []byte { return hostileEvent(typ, "2026-01-01T00:00:00Z", runID, job, []string{"in"}, []string{out}) }
+	recs := [][]byte{
+		raw("COMPLETE", "r-nfc", "j1", "caf\u00e9"),
+		raw("COMPLETE", "r-nfd", "j2", "cafe\u0301"),
+		raw("COMPLETE", "r-ff", "j3", "bad\xff"),
+		raw("COMPLETE", "r-fe", "j4", "bad\xfe"),
+	}
+	got, st := runRecords(t, recs, semantics.RunsNone)
+	want := refmodel.Build(recs, refmodel.Options{Runs: string(semantics.RunsNone)})
+	if d := refmodelCompare(want, got); d != "" {
+		t.Fatalf("graph differs from the reference:\n%s", d)
+	}
+	if n := st.Invalid()[lineage.ReasonInvalidUTF8]; n != 2 || want.Invalid != 2 {
+		t.Errorf("invalid_utf8 %d, reference model invalid %d; want 2 and 2", n, want.Invalid)
+	}
+	if n := st.NamesNormalized.Load(); n != 1 {
+		t.Errorf("names normalised %d, want 1", n)
+	}
+	cafes := 0
+	for _, v := range got.Vertices {
+		if v.Label == lineage.LabelDataset && strings.HasPrefix(v.Name, "caf") {
+			cafes++
+		}
+		if strings.HasPrefix(v.Name, "bad") {
+			t.Errorf("dataset %q from an invalid UTF-8 name is in the graph", v.Name)
+		}
+	}
+	if cafes != 1 {
+		t.Errorf("%d café datasets, want 1", cafes)
+	}
+}

@@ -109,7 +109,7 @@ func listParked(db *pebble.DB, tw *tabwriter.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "%d parked batch(es)\n", n)
+	fmt.Fprintf(os.Stderr, "%d parked item(s)\n", n)
 	return nil
 }
 

@@ -61,7 +61,7 @@ func runWorker(ctx context.Context, args []string) error {
 		dlRetention = fs.Duration("dead-letter-retention", processor.DefaultDeadLetterRetention, "dead letters older than this (arrival time) are deleted, counted (negative: kept forever)")
 		dlMaxBytes  = fs.Int64("dead-letter-max-bytes", processor.DefaultDeadLetterMaxBytes, "dead-letter bytes kept per shard; beyond, the oldest are deleted, counted (negative: no bound)")
 		dedupMax    = fs.Int64("dedup-max-bytes", processor.DefaultDedupMaxBytes, "budget: memory of a shard's dedup old tier (4 B a fingerprint slot; the recent tier is a fixed ~16 MiB); beyond, lookups go to Pebble (slower, nothing forgotten; counted: dedup_memory, dedup_spilled_lookups). Negative: no bound")
-		parkAfter   = fs.Int("park-after", processor.DefaultParkAfter, "a sink batch refused this many times in a row with a non-retriable error is parked (kept, counted, listed by deadletters -parked) and the shard goes on")
+		parkAfter   = fs.Int("park-after", processor.DefaultParkAfter, "a sink batch refused this many times in a row with a non-retriable error is split until the refused items are found: only they are parked (kept, counted, listed by deadletters -parked, written again by deadletters -replay-parked), the rest is written and the shard goes on")
 		maxKeys     = fs.Int("max-open-keys", processor.DefaultMaxOpenKeys, "in-memory window keys between barriers (a barrier is forced beyond)")
 		sinkSpec    = fs.String("sink", "log", "where sealed windows go: memory | log | shadow (compute and count what a gremlin sink would send, write nothing) | file:<path> (NDJSON of acknowledged batches) | gremlin:<ws-url> (Neptune/Gremlin Server)")
 		leaseSteal  = fs.Bool("lease-stealing", false, "take leases from busier workers")
