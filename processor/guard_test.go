@@ -138,7 +138,9 @@ func TestFarFutureEventNeitherFreezesPropertiesNorPinsCheckpoint(t *testing.T) {
 // different invalid bytes are two dead letters, not one collapsed
 // dataset; the graph is the reference model's.
 func TestNFCOneDatasetInvalidUTF8DeadLetters(t *testing.T) {
-	raw := func(typ, runID, job, out string) []byte { return hostileEvent(typ, "2026-01-01T00:00:00Z", runID, job, []string{"in"}, []string{out}) }
+	raw := func(typ, runID, job, out string) []byte {
+		return hostileEvent(typ, "2026-01-01T00:00:00Z", runID, job, []string{"in"}, []string{out})
+	}
 	recs := [][]byte{
 		raw("COMPLETE", "r-nfc", "j1", "caf\u00e9"),
 		raw("COMPLETE", "r-nfd", "j2", "cafe\u0301"),
