@@ -23,6 +23,17 @@ const (
 // id are tried: a name with thousands of ':' costs one bounded lookup.
 const maxSplitCandidates = 64
 
+// MaxNodeIDBytes bounds a node id (any route's nodeId) before any other
+// work: a longer id is a 400 naming nodeId and this limit. It is well over
+// any real namespace plus name (the write side bounds names far below it)
+// and far under what would make one lookup costly.
+const MaxNodeIDBytes = 64 << 10
+
+// maxSplitBytes bounds the bytes of all candidate splits of one id together
+// (each split repeats most of the id): with MaxNodeIDBytes it allows at
+// least 16 splits of the longest id and the full 64 of any id under 16 KiB.
+const maxSplitBytes = 1 << 20
+
 // Ref names a dataset or job by namespace and name.
 type Ref struct {
 	Kind      string // KindDataset or KindJob
@@ -105,6 +116,9 @@ type parsedID struct {
 // is accepted too (the field is after the last ':').
 func parseNodeID(s string, allowField bool) (parsedID, error) {
 	p := parsedID{raw: s}
+	if len(s) > MaxNodeIDBytes {
+		return parsedID{}, badRequest("nodeId is %d bytes: the limit is %d bytes", len(s), MaxNodeIDBytes)
+	}
 	if s == "" {
 		return p, badRequest("nodeId is required: dataset:<namespace>:<name> or job:<namespace>:<name>")
 	}
@@ -123,9 +137,13 @@ func parseNodeID(s string, allowField bool) (parsedID, error) {
 		return p, badRequest("nodeId %s: unknown kind %s (want dataset or job)", quoteShort(s), quoteShort(kind))
 	}
 	p.kind = kind
+	budget := maxSplitBytes
 	for i := 0; i < len(rest) && len(p.candidates) < maxSplitCandidates; i++ {
 		if rest[i] != ':' || i == 0 || i == len(rest)-1 {
 			continue
+		}
+		if budget -= len(rest) - 1; budget < 0 {
+			break
 		}
 		p.candidates = append(p.candidates, Ref{Kind: kind, Namespace: rest[:i], Name: rest[i+1:]})
 	}
