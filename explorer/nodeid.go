@@ -27,12 +27,14 @@ const maxSplitCandidates = 64
 // work: a longer id is a 400 naming nodeId and this limit. It is well over
 // any real namespace plus name (the write side bounds names far below it)
 // and far under what would make one lookup costly.
-const MaxNodeIDBytes = 64 << 10
+const MaxNodeIDBytes = 256 << 10
 
 // maxSplitBytes bounds the bytes of all candidate splits of one id together
-// (each split repeats most of the id): with MaxNodeIDBytes it allows at
-// least 16 splits of the longest id and the full 64 of any id under 16 KiB.
-const maxSplitBytes = 1 << 20
+// (each split repeats most of the id, and datasets read each twice: as a
+// dataset and as an alias): the lookup stays well under gremlin-go's 1 MiB
+// write buffer. The longest id gets its leftmost split only; any id under
+// 4 KiB gets all 64.
+const maxSplitBytes = 256 << 10
 
 // Ref names a dataset or job by namespace and name.
 type Ref struct {

@@ -46,7 +46,9 @@ func TestParseNodeIDBounds(t *testing.T) {
 // nodeId: every answer is a 400 naming nodeId (or 414/431 from net/http
 // when the request line is over its header limit), and the process's
 // resident memory (VmRSS from /proc, sampled while the requests run) stays
-// under 200 MB. Before the bound one such request cost ~190 MB.
+// under 200 MB. Before the bound one such request cost ~190 MB. Then the
+// same with ids just under the limit, all ':' (the most splits an accepted
+// id can ask for): 404s, under 200 MB too.
 func TestHugeNodeIDsServeRSS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs lineageflow serve")
@@ -67,7 +69,10 @@ func TestHugeNodeIDsServeRSS(t *testing.T) {
 		return 0
 	}
 	// ':' is legal unescaped in a query: the id travels at its own size.
-	id := "dataset:" + strings.Repeat("a:", 450000) + "b"
+	huge := "dataset:" + strings.Repeat("a:", 450000) + "b"
+	// Just under the limit, all ':': the most splits an accepted id can
+	// ask for (a 404: no such node).
+	atLimit := "dataset:" + strings.Repeat("a:", (MaxNodeIDBytes-10)/2) + "b"
 	routes := []string{
 		"/api/lf/v1/node", "/api/lf/v1/lineage", "/api/lf/v1/watch", "/api/lf/v1/impact",
 		"/api/lf/v1/neighbors", "/api/v1/lineage", "/api/v1/column-lineage",
@@ -91,35 +96,38 @@ func TestHugeNodeIDsServeRSS(t *testing.T) {
 		}
 	}()
 	client := &http.Client{Timeout: 60 * time.Second}
-	for _, route := range routes {
-		var wg sync.WaitGroup
-		errs := make(chan string, 25)
-		for i := 0; i < 25; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				resp, err := client.Get(base + route + "?nodeId=" + id)
-				if err != nil {
-					errs <- err.Error()
-					return
-				}
-				body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-				resp.Body.Close()
-				switch {
-				case resp.StatusCode == http.StatusBadRequest:
-					if !strings.Contains(string(body), "nodeId") || !strings.Contains(string(body), strconv.Itoa(MaxNodeIDBytes)) {
-						errs <- fmt.Sprintf("400 without nodeId and the limit: %s", body)
+	for _, id := range []string{huge, atLimit} {
+		for _, route := range routes {
+			var wg sync.WaitGroup
+			errs := make(chan string, 25)
+			for i := 0; i < 25; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					resp, err := client.Get(base + route + "?nodeId=" + id)
+					if err != nil {
+						errs <- err.Error()
+						return
 					}
-				case resp.StatusCode == http.StatusRequestURITooLong, resp.StatusCode == http.StatusRequestHeaderFieldsTooLarge:
-				default:
-					errs <- fmt.Sprintf("status %d: %.200s", resp.StatusCode, body)
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for e := range errs {
-			t.Errorf("%s: %s", route, e)
+					body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+					resp.Body.Close()
+					switch {
+					case id == huge && resp.StatusCode == http.StatusBadRequest:
+						if !strings.Contains(string(body), "nodeId") || !strings.Contains(string(body), strconv.Itoa(MaxNodeIDBytes)) {
+							errs <- fmt.Sprintf("400 without nodeId and the limit: %s", body)
+						}
+					case id == atLimit && resp.StatusCode == http.StatusNotFound:
+					case id == huge && (resp.StatusCode == http.StatusRequestURITooLong || resp.StatusCode == http.StatusRequestHeaderFieldsTooLarge):
+					default:
+						errs <- fmt.Sprintf("status %d: %.200s", resp.StatusCode, body)
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for e := range errs {
+				t.Errorf("%s (%d-byte id): %s", route, len(id), e)
+			}
 		}
 	}
 	close(stop)

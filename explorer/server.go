@@ -299,9 +299,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var br *BadRequestError
 	var nf *NotFoundError
 	var ge *GraphError
+	var amb *AmbiguousError
 	switch {
 	case errors.As(err, &br):
 		writeError(w, http.StatusBadRequest, br.Msg, "")
+	case errors.As(err, &amb):
+		writeJSON(w, http.StatusConflict, amb.body(http.StatusConflict))
 	case errors.As(err, &nf):
 		writeError(w, http.StatusNotFound, nf.Msg, "")
 	case errors.As(err, &ge):
