@@ -109,7 +109,16 @@ type parsedID struct {
 	kind       string
 	candidates []Ref
 	field      string // datasetField ids: the field (after the last ':')
+	exact      bool   // a "vertex:" id: its one candidate, no alias reading
 }
+
+// KindVertex prefixes an unambiguous node id: "vertex:" and a Dataset or
+// Job vertex id (Ref.VertexID, length-prefixed), accepted wherever a
+// nodeId is. Search results and 409 candidates carry it.
+const KindVertex = "vertex"
+
+// ExactNodeID is r's unambiguous node id ("vertex:" + r.VertexID()).
+func (r Ref) ExactNodeID() string { return KindVertex + ":" + r.VertexID() }
 
 // parseNodeID splits "dataset:<ns>:<name>" or "job:<ns>:<name>". A
 // namespace may hold ':' (s3://bucket), so every ':' after the kind is a
@@ -125,6 +134,14 @@ func parseNodeID(s string, allowField bool) (parsedID, error) {
 		return p, badRequest("nodeId is required: dataset:<namespace>:<name> or job:<namespace>:<name>")
 	}
 	kind, rest, ok := strings.Cut(s, ":")
+	if ok && kind == KindVertex {
+		ref, ok := refOfVertexID(rest)
+		if !ok || strings.HasPrefix(rest, "alias:") || ref.Namespace == "" || ref.Name == "" {
+			return p, badRequest("nodeId %s: want vertex:<dataset or job vertex id>", quoteShort(s))
+		}
+		p.kind, p.exact, p.candidates = ref.Kind, true, []Ref{ref}
+		return p, nil
+	}
 	switch {
 	case !ok:
 		return p, badRequest("nodeId %s: want dataset:<namespace>:<name> or job:<namespace>:<name>", quoteShort(s))

@@ -31,6 +31,8 @@ type ambiguousCandidate struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	VertexID  string `json:"vertexId"`
+	// NodeID is the candidate's unambiguous node id (vertex:<vertexId>).
+	NodeID string `json:"nodeId"`
 }
 
 // ambiguousBody is the JSON of a 409: the error body and the candidates.
@@ -44,7 +46,7 @@ type ambiguousBody struct {
 func (e *AmbiguousError) body(code int) ambiguousBody {
 	b := ambiguousBody{Code: code, Message: e.Msg, Error: "ambiguous_node_id"}
 	for _, c := range e.Candidates {
-		b.Candidates = append(b.Candidates, ambiguousCandidate{Type: c.Type(), Namespace: c.Namespace, Name: c.Name, VertexID: c.VertexID()})
+		b.Candidates = append(b.Candidates, ambiguousCandidate{Type: c.Type(), Namespace: c.Namespace, Name: c.Name, VertexID: c.VertexID(), NodeID: c.ExactNodeID()})
 	}
 	return b
 }
@@ -60,7 +62,7 @@ func (s *Server) resolve(ctx context.Context, p parsedID) (Ref, error) {
 	for _, c := range p.candidates {
 		ids = append(ids, c.VertexID())
 	}
-	if p.kind == KindDataset {
+	if p.kind == KindDataset && !p.exact {
 		for _, c := range p.candidates {
 			ids = append(ids, aliasVertexID(c.Namespace, c.Name))
 		}
@@ -107,7 +109,7 @@ func (s *Server) resolve(ctx context.Context, p parsedID) (Ref, error) {
 		case len(set) > 1:
 			sort.Slice(set, func(i, j int) bool { return len(set[i].Namespace) < len(set[j].Namespace) })
 			return Ref{}, &AmbiguousError{
-				Msg:        fmt.Sprintf("node %s names %d nodes; ask by one of the candidates' vertexId", quoteShort(p.raw), len(set)),
+				Msg:        fmt.Sprintf("node %s names %d nodes; ask by one of the candidates' nodeId (vertex:<vertexId>)", quoteShort(p.raw), len(set)),
 				Candidates: set,
 			}
 		}

@@ -99,3 +99,52 @@ func TestAmbiguousNodeID(t *testing.T) {
 		t.Fatalf("unambiguous id: %d %s", code, short(string(raw)))
 	}
 }
+
+// TestExactNodeIDs: search hits carry an unambiguous ref (vertex:<id>);
+// the real dataset's and the decoy's differ, and each resolves to its own
+// dataset on every route; a search by the alias claimed by two datasets
+// lists both.
+func TestExactNodeIDs(t *testing.T) {
+	ep := gremlinEndpoint(t)
+	loadDecoy(t, ep)
+	_, hs := newTestServer(t, ep, Config{})
+	var res struct{ Results []SearchResult }
+	if code, raw := get(t, hs.URL, "/api/lf/v1/search?q="+q("sales/orders"), &res); code != http.StatusOK {
+		t.Fatalf("search: %d %s", code, short(string(raw)))
+	}
+	refs := map[string]string{} // namespace -> ref
+	for _, r := range res.Results {
+		refs[r.Namespace] = r.Ref
+	}
+	if len(refs) != 2 || refs[realOrders.Namespace] == "" || refs[decoyOrders.Namespace] == "" || refs[realOrders.Namespace] == refs[decoyOrders.Namespace] {
+		t.Fatalf("search hits %+v: want the real dataset and the decoy with distinct refs", res.Results)
+	}
+	routes := []string{
+		"/api/lf/v1/lineage", "/api/lf/v1/impact", "/api/lf/v1/neighbors", "/api/v1/lineage", "/api/v1/column-lineage",
+	}
+	for _, d := range []lineage.Dataset{realOrders, decoyOrders} {
+		ref := refs[d.Namespace]
+		var n NodeDetails
+		if code, raw := get(t, hs.URL, "/api/lf/v1/node?nodeId="+q(ref), &n); code != http.StatusOK || n.Namespace != d.Namespace || n.Name != d.Name {
+			t.Errorf("node %s: %d %s, want %s", ref, code, short(string(raw)), d.Namespace)
+		}
+		for _, route := range routes {
+			if code, raw := get(t, hs.URL, route+"?nodeId="+q(ref), nil); code != http.StatusOK {
+				t.Errorf("%s %s: %d %s", route, ref, code, short(string(raw)))
+			}
+		}
+	}
+	res.Results = nil
+	get(t, hs.URL, "/api/lf/v1/search?q="+q(glueTable.Name), &res)
+	claim := map[string]bool{}
+	for _, r := range res.Results {
+		claim[r.Namespace+" "+r.Name] = true
+	}
+	if !claim[realOrders.Namespace+" "+realOrders.Name] || !claim[glueOther.Namespace+" "+glueOther.Name] {
+		t.Errorf("search by the alias %s: %+v, want both claimants", glueTable.Name, res.Results)
+	}
+	var bad struct{ Message string }
+	if code, _ := get(t, hs.URL, "/api/lf/v1/node?nodeId="+q("vertex:dataset:99:x/y"), &bad); code != http.StatusBadRequest {
+		t.Errorf("malformed vertex id: %d, want 400", code)
+	}
+}

@@ -404,6 +404,9 @@ type SearchResult struct {
 	MatchedAlias *AliasName `json:"matchedAlias"`
 	// Matched says what matched: name, alias, uri, namespace or glueTable.
 	Matched string `json:"matched"`
+	// Ref is the hit's unambiguous node id (vertex:<vertex id>): two hits
+	// may share ID, never Ref.
+	Ref string `json:"ref,omitempty"`
 }
 
 // AliasName names a DatasetAlias.
@@ -434,7 +437,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		Results []SearchResult `json:"results"`
 	}{Results: make([]SearchResult, 0, len(hits))}
 	for _, h := range hits {
-		sr := SearchResult{ID: h.ref.NodeID(), Type: h.ref.Type(), Namespace: h.ref.Namespace, Name: h.ref.Name, Matched: h.matched}
+		sr := SearchResult{ID: h.ref.NodeID(), Type: h.ref.Type(), Namespace: h.ref.Namespace, Name: h.ref.Name, Matched: h.matched, Ref: h.ref.ExactNodeID()}
 		if h.alias != nil {
 			sr.MatchedAlias = &AliasName{Namespace: h.alias.Namespace, Name: h.alias.Name}
 		}
