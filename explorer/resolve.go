@@ -116,3 +116,22 @@ func (s *Server) resolve(ctx context.Context, p parsedID) (Ref, error) {
 	}
 	return Ref{}, &NotFoundError{Msg: fmt.Sprintf("node %s not found", quoteShort(p.raw))}
 }
+
+// aliasWithClaimants reads one alias of a node's details ({v: valueMap,
+// claimants: [dataset vertex ids]}): an alias claimed by more than one
+// dataset is marked Conflict and lists every claimant's exact node id.
+func aliasWithClaimants(pm map[any]any) AliasName {
+	am, _ := pm["v"].(map[any]any)
+	ap := props(am)
+	a := AliasName{Namespace: asString(ap[lineage.PropNamespace]), Name: asString(ap[lineage.PropName]), Type: asString(ap[lineage.PropAliasType])}
+	cl := list(pm["claimants"])
+	if len(cl) > 1 {
+		a.Conflict = true
+		for _, c := range cl {
+			if r, ok := refOfVertexID(asString(c)); ok {
+				a.ClaimedBy = append(a.ClaimedBy, r.ExactNodeID())
+			}
+		}
+	}
+	return a
+}

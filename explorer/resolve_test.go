@@ -148,3 +148,21 @@ func TestExactNodeIDs(t *testing.T) {
 		t.Errorf("malformed vertex id: %d, want 400", code)
 	}
 }
+
+// TestAliasConflictInDetails: the real dataset's details list the alias
+// two datasets claim, marked as a conflict with both claimants.
+func TestAliasConflictInDetails(t *testing.T) {
+	ep := gremlinEndpoint(t)
+	loadDecoy(t, ep)
+	_, hs := newTestServer(t, ep, Config{})
+	for _, d := range []lineage.Dataset{realOrders, glueOther} {
+		ref := Ref{Kind: KindDataset, Namespace: d.Namespace, Name: d.Name}
+		var n NodeDetails
+		if code, raw := get(t, hs.URL, "/api/lf/v1/node?nodeId="+q(ref.ExactNodeID()), &n); code != http.StatusOK {
+			t.Fatalf("node %s: %d %s", ref.ExactNodeID(), code, short(string(raw)))
+		}
+		if len(n.Aliases) != 1 || n.Aliases[0].Name != glueTable.Name || !n.Aliases[0].Conflict || len(n.Aliases[0].ClaimedBy) != 2 {
+			t.Errorf("%s aliases %+v, want %s marked as a conflict with 2 claimants", d.Name, n.Aliases, glueTable.Name)
+		}
+	}
+}

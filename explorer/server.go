@@ -414,6 +414,10 @@ type AliasName struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Type      string `json:"type,omitempty"`
+	// Conflict: more than one dataset claims this alias; ClaimedBy lists
+	// them all (exact node ids), none is picked.
+	Conflict  bool     `json:"conflict,omitempty"`
+	ClaimedBy []string `json:"claimedBy,omitempty"`
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
