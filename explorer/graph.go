@@ -47,8 +47,9 @@ type graph struct {
 
 	mu struct {
 		sync.Mutex
-		drc *gremlingo.DriverRemoteConnection
-		g   *gremlingo.GraphTraversalSource
+		drc  *gremlingo.DriverRemoteConnection
+		g    *gremlingo.GraphTraversalSource
+		dial chan struct{} // one slot: the dial in progress (made lazily)
 	}
 }
 
@@ -56,21 +57,49 @@ func (gr *graph) source(ctx context.Context) (*gremlingo.GraphTraversalSource, *
 	return gr.sourceWithin(ctx, gr.timeout)
 }
 
-// sourceWithin is source with the dial bounded by d.
+// sourceWithin is source with the dial bounded by d. The mutex is held
+// only to read or set the pool, never across a dial: one caller dials
+// (holding the one-slot dial channel) while the others wait for it or for
+// their own context and bound, whichever comes first.
 func (gr *graph) sourceWithin(ctx context.Context, d time.Duration) (*gremlingo.GraphTraversalSource, *gremlingo.DriverRemoteConnection, error) {
-	gr.mu.Lock()
-	defer gr.mu.Unlock()
-	if gr.mu.g != nil {
-		return gr.mu.g, gr.mu.drc, nil
-	}
 	dctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	gr.mu.Lock()
+	if gr.mu.g != nil {
+		g, drc := gr.mu.g, gr.mu.drc
+		gr.mu.Unlock()
+		return g, drc, nil
+	}
+	if gr.mu.dial == nil {
+		gr.mu.dial = make(chan struct{}, 1)
+	}
+	slot := gr.mu.dial
+	gr.mu.Unlock()
+	select {
+	case slot <- struct{}{}:
+	case <-dctx.Done():
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, &GraphError{Class: ClassTimeout, Err: fmt.Errorf("no graph connection within %v", d)}
+	}
+	defer func() { <-slot }()
+	gr.mu.Lock()
+	if gr.mu.g != nil { // dialled by the caller we waited for
+		g, drc := gr.mu.g, gr.mu.drc
+		gr.mu.Unlock()
+		return g, drc, nil
+	}
+	gr.mu.Unlock()
 	drc, err := gr.dialer.Dial(dctx, lfgraph.DialOptions{Connections: gr.conns, Logger: gr.log, Verbosity: gremlingo.Error})
 	if err != nil {
 		return nil, nil, &GraphError{Class: ClassUnreachable, Err: err}
 	}
-	gr.mu.drc, gr.mu.g = drc, gremlingo.Traversal_().WithRemote(drc)
-	return gr.mu.g, drc, nil
+	g := gremlingo.Traversal_().WithRemote(drc)
+	gr.mu.Lock()
+	gr.mu.drc, gr.mu.g = drc, g
+	gr.mu.Unlock()
+	return g, drc, nil
 }
 
 // reset drops drc (if still current) so that the next read dials again.
@@ -98,6 +127,9 @@ func (gr *graph) close() {
 // read builds a traversal on the graph's source and returns all its
 // results, or a [*GraphError].
 func (gr *graph) read(ctx context.Context, build func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal) ([]*gremlingo.Result, error) {
+	// The request's bound runs from here: waiting for a connection
+	// counts against it.
+	start := time.Now()
 	g, drc, err := gr.source(ctx)
 	if err != nil {
 		return nil, err
@@ -131,7 +163,7 @@ func (gr *graph) read(ctx context.Context, build func(g *gremlingo.GraphTraversa
 		rsMu.Unlock()
 		r.rs, r.err = set.All()
 	}()
-	timer := time.NewTimer(gr.timeout)
+	timer := time.NewTimer(gr.timeout - time.Since(start))
 	defer timer.Stop()
 	abandon := func() {
 		// gremlin-go v3.7.4 treats an answer to a closed result set as a

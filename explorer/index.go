@@ -137,7 +137,7 @@ func (ix *index) load(ctx context.Context, gr *graph) error {
 		var aliasRows []*gremlingo.Result
 		aliasRows, err = gr.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 			T, __ := gremlingo.T, gremlingo.T__
-			return g.V().HasLabel(lineage.LabelDatasetAlias).Project("id", "t").By(T.Id).By(__.Out(edgeAliasOf).Id().Limit(1).Fold())
+			return g.V().HasLabel(lineage.LabelDatasetAlias).Project("id", "t").By(T.Id).By(__.Out(edgeAliasOf).Id().Limit(maxAliasClaimants).Fold())
 		})
 		if err == nil {
 			entries := make([]indexEntry, 0, len(rows)+len(aliasRows))
@@ -154,14 +154,15 @@ func (ix *index) load(ctx context.Context, gr *graph) error {
 				if e != nil {
 					continue
 				}
+				// Every claimant of an alias is an entry (a search by
+				// the alias lists them all), never one picked.
 				l, _ := m["t"].([]any)
-				if len(l) != 1 {
-					continue
-				}
-				aid, tid := asString(m["id"]), asString(l[0])
-				if e, ok := aliasEntry(aid, tid); ok {
-					entries = append(entries, e)
-					byID[aliasKey(aid, tid)] = struct{}{}
+				for _, t := range l {
+					aid, tid := asString(m["id"]), asString(t)
+					if e, ok := aliasEntry(aid, tid); ok {
+						entries = append(entries, e)
+						byID[aliasKey(aid, tid)] = struct{}{}
+					}
 				}
 			}
 			nm := newNames(entries)

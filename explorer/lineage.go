@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"sort"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
@@ -83,49 +82,6 @@ type LineageEdge struct {
 	FirstSeen   *int64 `json:"firstSeen"`
 	LastSeen    *int64 `json:"lastSeen"`
 	LastRunID   string `json:"lastRunId"`
-}
-
-// resolve finds the vertex a node id names: the leftmost (namespace, name)
-// split that is a vertex of its kind, else (datasets) the leftmost split
-// that is a DatasetAlias, through ALIAS_OF. One request for all splits.
-func (s *Server) resolve(ctx context.Context, p parsedID) (Ref, error) {
-	ids := make([]string, 0, 2*len(p.candidates))
-	for _, c := range p.candidates {
-		ids = append(ids, c.VertexID())
-	}
-	if p.kind == KindDataset {
-		for _, c := range p.candidates {
-			ids = append(ids, aliasVertexID(c.Namespace, c.Name))
-		}
-	}
-	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
-		T, __ := gremlingo.T, gremlingo.T__
-		return g.V(anyStrings(ids)...).Project("id", "target").
-			By(T.Id).By(__.Out(edgeAliasOf).HasLabel(lineage.LabelDataset).Id().Limit(1).Fold())
-	})
-	if err != nil {
-		return Ref{}, err
-	}
-	found := map[string]string{} // vertex id -> dataset vertex id it stands for
-	for _, r := range rows {
-		m, err := rowMap(r)
-		if err != nil {
-			return Ref{}, err
-		}
-		id := asString(m["id"])
-		found[id] = id
-		if l, ok := m["target"].([]any); ok && len(l) == 1 {
-			found[id] = asString(l[0])
-		}
-	}
-	for _, id := range ids {
-		if target, ok := found[id]; ok {
-			if ref, ok := refOfVertexID(target); ok && ref.Kind == p.kind {
-				return ref, nil
-			}
-		}
-	}
-	return Ref{}, &NotFoundError{Msg: fmt.Sprintf("node %s not found", quoteShort(p.raw))}
 }
 
 // nodeState is what the walk knows of one vertex.

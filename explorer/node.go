@@ -83,7 +83,8 @@ func (s *Server) details(ctx context.Context, ids []string, runs int) (map[strin
 		return g.V(anyStrings(ids)...).Project("id", "p", "aliases", "first", "last", "runs", "in", "out").
 			By(T.Id).
 			By(__.ValueMap()).
-			By(__.In(edgeAliasOf).HasLabel(lineage.LabelDatasetAlias).Limit(s.cfg.MaxFanOut).ValueMap().Fold()).
+			By(__.In(edgeAliasOf).HasLabel(lineage.LabelDatasetAlias).Limit(s.cfg.MaxFanOut).
+				Project("v", "claimants").By(__.ValueMap()).By(__.Out(edgeAliasOf).Limit(maxAliasClaimants).Id().Fold()).Fold()).
 			By(__.BothE(lineageLabels...).Limit(s.cfg.CountCap).Values(lineage.PropFirstSeen).Min().Fold()).
 			By(__.BothE(lineageLabels...).Limit(s.cfg.CountCap).Has(lineage.PropLastSeen).
 				Order().By(lineage.PropLastSeen, gremlingo.Order.Desc).Limit(1).ValueMap().Fold()).
@@ -124,9 +125,8 @@ func nodeDetails(ref Ref, m map[any]any) *NodeDetails {
 		}
 	}
 	for _, a := range list(m["aliases"]) {
-		if am, ok := a.(map[any]any); ok {
-			ap := props(am)
-			d.Aliases = append(d.Aliases, AliasName{Namespace: asString(ap[lineage.PropNamespace]), Name: asString(ap[lineage.PropName]), Type: asString(ap[lineage.PropAliasType])})
+		if pm, ok := a.(map[any]any); ok {
+			d.Aliases = append(d.Aliases, aliasWithClaimants(pm))
 		}
 	}
 	if l := list(m["first"]); len(l) == 1 {

@@ -23,6 +23,19 @@ const (
 // id are tried: a name with thousands of ':' costs one bounded lookup.
 const maxSplitCandidates = 64
 
+// MaxNodeIDBytes bounds a node id (any route's nodeId) before any other
+// work: a longer id is a 400 naming nodeId and this limit. It is well over
+// any real namespace plus name (the write side bounds names far below it)
+// and far under what would make one lookup costly.
+const MaxNodeIDBytes = 256 << 10
+
+// maxSplitBytes bounds the bytes of all candidate splits of one id together
+// (each split repeats most of the id, and datasets read each twice: as a
+// dataset and as an alias): the lookup stays well under gremlin-go's 1 MiB
+// write buffer. The longest id gets its leftmost split only; any id under
+// 4 KiB gets all 64.
+const maxSplitBytes = 256 << 10
+
 // Ref names a dataset or job by namespace and name.
 type Ref struct {
 	Kind      string // KindDataset or KindJob
@@ -96,7 +109,16 @@ type parsedID struct {
 	kind       string
 	candidates []Ref
 	field      string // datasetField ids: the field (after the last ':')
+	exact      bool   // a "vertex:" id: its one candidate, no alias reading
 }
+
+// KindVertex prefixes an unambiguous node id: "vertex:" and a Dataset or
+// Job vertex id (Ref.VertexID, length-prefixed), accepted wherever a
+// nodeId is. Search results and 409 candidates carry it.
+const KindVertex = "vertex"
+
+// ExactNodeID is r's unambiguous node id ("vertex:" + r.VertexID()).
+func (r Ref) ExactNodeID() string { return KindVertex + ":" + r.VertexID() }
 
 // parseNodeID splits "dataset:<ns>:<name>" or "job:<ns>:<name>". A
 // namespace may hold ':' (s3://bucket), so every ':' after the kind is a
@@ -105,10 +127,21 @@ type parsedID struct {
 // is accepted too (the field is after the last ':').
 func parseNodeID(s string, allowField bool) (parsedID, error) {
 	p := parsedID{raw: s}
+	if len(s) > MaxNodeIDBytes {
+		return parsedID{}, badRequest("nodeId is %d bytes: the limit is %d bytes", len(s), MaxNodeIDBytes)
+	}
 	if s == "" {
 		return p, badRequest("nodeId is required: dataset:<namespace>:<name> or job:<namespace>:<name>")
 	}
 	kind, rest, ok := strings.Cut(s, ":")
+	if ok && kind == KindVertex {
+		ref, ok := refOfVertexID(rest)
+		if !ok || strings.HasPrefix(rest, "alias:") || ref.Namespace == "" || ref.Name == "" {
+			return p, badRequest("nodeId %s: want vertex:<dataset or job vertex id>", quoteShort(s))
+		}
+		p.kind, p.exact, p.candidates = ref.Kind, true, []Ref{ref}
+		return p, nil
+	}
 	switch {
 	case !ok:
 		return p, badRequest("nodeId %s: want dataset:<namespace>:<name> or job:<namespace>:<name>", quoteShort(s))
@@ -123,9 +156,13 @@ func parseNodeID(s string, allowField bool) (parsedID, error) {
 		return p, badRequest("nodeId %s: unknown kind %s (want dataset or job)", quoteShort(s), quoteShort(kind))
 	}
 	p.kind = kind
+	budget := maxSplitBytes
 	for i := 0; i < len(rest) && len(p.candidates) < maxSplitCandidates; i++ {
 		if rest[i] != ':' || i == 0 || i == len(rest)-1 {
 			continue
+		}
+		if budget -= len(rest) - 1; budget < 0 {
+			break
 		}
 		p.candidates = append(p.candidates, Ref{Kind: kind, Namespace: rest[:i], Name: rest[i+1:]})
 	}

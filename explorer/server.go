@@ -299,9 +299,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var br *BadRequestError
 	var nf *NotFoundError
 	var ge *GraphError
+	var amb *AmbiguousError
 	switch {
 	case errors.As(err, &br):
 		writeError(w, http.StatusBadRequest, br.Msg, "")
+	case errors.As(err, &amb):
+		writeJSON(w, http.StatusConflict, amb.body(http.StatusConflict))
 	case errors.As(err, &nf):
 		writeError(w, http.StatusNotFound, nf.Msg, "")
 	case errors.As(err, &ge):
@@ -401,6 +404,9 @@ type SearchResult struct {
 	MatchedAlias *AliasName `json:"matchedAlias"`
 	// Matched says what matched: name, alias, uri, namespace or glueTable.
 	Matched string `json:"matched"`
+	// Ref is the hit's unambiguous node id (vertex:<vertex id>): two hits
+	// may share ID, never Ref.
+	Ref string `json:"ref,omitempty"`
 }
 
 // AliasName names a DatasetAlias.
@@ -408,6 +414,10 @@ type AliasName struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Type      string `json:"type,omitempty"`
+	// Conflict: more than one dataset claims this alias; ClaimedBy lists
+	// them all (exact node ids), none is picked.
+	Conflict  bool     `json:"conflict,omitempty"`
+	ClaimedBy []string `json:"claimedBy,omitempty"`
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
@@ -431,7 +441,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		Results []SearchResult `json:"results"`
 	}{Results: make([]SearchResult, 0, len(hits))}
 	for _, h := range hits {
-		sr := SearchResult{ID: h.ref.NodeID(), Type: h.ref.Type(), Namespace: h.ref.Namespace, Name: h.ref.Name, Matched: h.matched}
+		sr := SearchResult{ID: h.ref.NodeID(), Type: h.ref.Type(), Namespace: h.ref.Namespace, Name: h.ref.Name, Matched: h.matched, Ref: h.ref.ExactNodeID()}
 		if h.alias != nil {
 			sr.MatchedAlias = &AliasName{Namespace: h.alias.Namespace, Name: h.alias.Name}
 		}

@@ -161,6 +161,8 @@ func errorClass(err error) (class, msg string) {
 		return "not_found", nf.Msg
 	case errors.As(err, &br):
 		return "bad_request", br.Msg
+	case errors.As(err, new(*AmbiguousError)):
+		return "ambiguous_node_id", err.Error()
 	}
 	return "internal", "internal error"
 }
