@@ -261,6 +261,27 @@ func TestWorkflows(t *testing.T) {
 		run(t, ctx, d, "close", chromedp.Click(`#hub-close`, chromedp.ByQuery))
 		waitJS(t, ctx, d, "added to the view", inList(hidden)+` && new URLSearchParams(location.search).getAll('x').includes(`+jsStr(hidden)+`)`)
 		shot(t, ctx, "wf-hub-added")
+		// The node cap is a control: 20 nodes leave more of the hub hidden,
+		// as many as the API says; the URL keeps it and a reload restores it.
+		var l explorer.Lineage
+		resp, err := http.Get(srv.URL + "/api/lf/v1/lineage?nodeId=" + url.QueryEscape(hub) + "&up=1&down=1&maxNodes=20")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&l)
+		resp.Body.Close()
+		if err != nil || len(l.Nodes) == 0 || l.Nodes[0].ID != hub || l.Nodes[0].More.Down <= 10 {
+			t.Fatalf("lineage with maxNodes=20: %v %+v", err, l.Nodes)
+		}
+		more := strconv.FormatInt(l.Nodes[0].More.Down, 10) + " more downstream"
+		open("/?node=" + url.QueryEscape(hub) + "&up=1&down=1&sel=" + url.QueryEscape(hub))
+		waitJS(t, ctx, d, "10 more again", `__lf.ready && document.querySelector('#details [data-act=more-down]')?.textContent.startsWith('10 more downstream') === true && document.getElementById('max-nodes').value === ''`)
+		run(t, ctx, d, "max 20", chromedp.SetValue(`#max-nodes`, "20", chromedp.ByQuery), chromedp.Evaluate(`document.getElementById('max-nodes').dispatchEvent(new Event('change'))`, nil))
+		cond := `__lf.ready && new URLSearchParams(location.search).get('max') === '20' && document.querySelectorAll('#nodelist li').length === 20 && document.querySelector('#details [data-act=more-down]')?.textContent.startsWith(` + jsStr(more) + `) === true`
+		waitJS(t, ctx, d, more, cond)
+		shot(t, ctx, "wf-hub-max")
+		run(t, ctx, d, "reload", chromedp.Reload())
+		waitJS(t, ctx, d, "restored by the deep link", cond+` && document.getElementById('max-nodes').value === '20'`)
 	})
 
 	t.Run("as of a date before an edge's first sight, then now", func(t *testing.T) {
