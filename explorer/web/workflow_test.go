@@ -390,6 +390,36 @@ func TestWorkflows(t *testing.T) {
 		shot(t, ctx, "wf-live-fail")
 	})
 
+	t.Run("a node that arrives live is marked, then unmarked", func(t *testing.T) {
+		t0 = t
+		load := nodeOfJob(e.load)
+		open("/?node=" + url.QueryEscape(load) + "&up=1&down=1")
+		waitJS(t, ctx, d, "drawn", `__lf.ready && `+inList(nodeOf(e.clean)))
+		// A new output of the job, written as the pipeline writes it.
+		fresh := lineage.Dataset{Namespace: e.ns, Name: "orders_live_" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36)}
+		var b lineage.Batch
+		b.Key = "wf-live-" + fresh.Name
+		b.Vertices = append(b.Vertices, lineage.DatasetVertex(fresh))
+		now := time.Now().UnixMilli()
+		b.Edges = append(b.Edges, lineage.NewEdge(lineage.EdgeOutputs, lineage.JobID(e.load), lineage.DatasetID(fresh), now, now, "run-live-"+e.ns))
+		w, err := sink.New(sink.Config{Endpoint: ep, Writers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = w.WriteBatch(wctx, b)
+		cancel()
+		w.Close(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := nodeOf(fresh)
+		node := `__lf.cy.getElementById(` + jsStr(id) + `)`
+		waitJS(t, ctx, d, "marked on arrival", inList(id)+` && `+node+`.hasClass('arrived') && __lf.cy.$('node.arrived').length === 1 && !__lf.cy.getElementById(`+jsStr(nodeOf(e.clean))+`).hasClass('arrived')`)
+		shot(t, ctx, "wf-live-arrived")
+		waitJS(t, ctx, d, "mark gone after a few seconds", node+`.length === 1 && !`+node+`.hasClass('arrived')`)
+	})
+
 	t.Run("dark mode toggle", func(t *testing.T) {
 		t0 = t
 		load := nodeOfJob(e.load)
