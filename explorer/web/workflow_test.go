@@ -161,9 +161,10 @@ func TestWorkflows(t *testing.T) {
 	// open starts loading a page and polls (through the navigation, whose
 	// lost execution contexts are errors to retry) until it is the new one:
 	// chromedp's Navigate sometimes waits in vain for the load event here.
-	open := func(path string) {
+	var open func(path string)
+	openAt := func(base, path string) {
 		t0.Helper()
-		want := srv.URL + path
+		want := base + path
 		if os.Getenv("LINEAGEFLOW_WEB_TRACE") != "" {
 			start := time.Now()
 			defer func() { t0.Logf("open %s: %v", path, time.Since(start)) }()
@@ -189,6 +190,7 @@ func TestWorkflows(t *testing.T) {
 			<-tick.C
 		}
 	}
+	open = func(path string) { t0.Helper(); openAt(srv.URL, path) }
 	inList := func(id string) string {
 		return `document.querySelector('#nodelist li[data-node-id=` + cssStr(id) + `]') !== null`
 	}
@@ -431,6 +433,68 @@ func TestWorkflows(t *testing.T) {
 		shot(t, ctx, "wf-dark")
 		run(t, ctx, d, "toggle back", chromedp.Click(`#theme`, chromedp.ByQuery), chromedp.Click(`#theme`, chromedp.ByQuery))
 		waitJS(t, ctx, d, "system", `document.documentElement.dataset.theme === undefined && getComputedStyle(document.body).backgroundColor === 'rgb(247, 248, 250)'`)
+	})
+
+	t.Run("a hub of 81 neighbours is laid out in columns", func(t *testing.T) {
+		t0 = t
+		// A job with 81 outputs and one input, on a server whose fan-out
+		// cap draws them all.
+		ns := e.ns + "-hub81"
+		hub := lineage.Job{Namespace: ns, Name: "fan_out_81"}
+		src := lineage.Dataset{Namespace: ns, Name: "fan_in"}
+		var b lineage.Batch
+		b.Key = "wf-hub81-" + ns
+		b.Vertices = append(b.Vertices, lineage.JobVertex(hub), lineage.DatasetVertex(src))
+		now := time.Now().UnixMilli()
+		b.Edges = append(b.Edges, lineage.NewEdge(lineage.EdgeInputTo, lineage.DatasetID(src), lineage.JobID(hub), now, now, "run-"+ns))
+		for i := range 81 {
+			o := lineage.Dataset{Namespace: ns, Name: fmt.Sprintf("fan_out_table_%02d", i)}
+			b.Vertices = append(b.Vertices, lineage.DatasetVertex(o))
+			b.Edges = append(b.Edges, lineage.NewEdge(lineage.EdgeOutputs, lineage.JobID(hub), lineage.DatasetID(o), now, now, "run-"+ns))
+		}
+		w, err := sink.New(sink.Config{Endpoint: ep, Writers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = w.WriteBatch(wctx, b)
+		cancel()
+		w.Close(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv2 := explorerServer(t, ep, explorer.Config{MaxFanOut: 100, StaleAfter: 30 * 24 * time.Hour})
+		id := nodeOfJob(hub)
+		openAt(srv2.URL, "/?node="+url.QueryEscape(id)+"&up=1&down=1")
+		waitJS(t, ctx, d, "83 nodes drawn", `__lf.ready && __lf.cy.nodes().length === 83`)
+		// The 81 outputs: right of the hub, in at least 4 columns of at
+		// most 24, no two of them overlapping, the whole no taller than 24 rows.
+		var res struct {
+			Cols, MaxPerCol, Overlaps int
+			RightOfHub                bool
+			Height, Width             float64
+		}
+		run(t, ctx, d, "boxes", chromedp.Evaluate(`(() => {
+			const cy = __lf.cy, hub = cy.getElementById(`+jsStr(id)+`);
+			const outs = hub.outgoers('node');
+			const boxes = outs.map(n => n.boundingBox({includeLabels: true}));
+			const cols = new Map();
+			outs.forEach(n => { const x = Math.round(n.position('x')); cols.set(x, (cols.get(x) || 0) + 1); });
+			let overlaps = 0;
+			for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+				const a = boxes[i], b = boxes[j];
+				if (a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2) overlaps++;
+			}
+			const bb = outs.boundingBox({includeLabels: true});
+			return {Cols: cols.size, MaxPerCol: Math.max(...cols.values()), Overlaps: overlaps,
+				RightOfHub: outs.every(n => n.boundingBox().x1 > hub.boundingBox().x2),
+				Height: bb.h, Width: bb.w, N: outs.length};
+		})()`, &res))
+		t.Logf("81 outputs: %d columns, at most %d per column, box %.0fx%.0f, %d overlaps", res.Cols, res.MaxPerCol, res.Width, res.Height, res.Overlaps)
+		if res.Cols < 4 || res.MaxPerCol > 24 || res.Overlaps != 0 || !res.RightOfHub {
+			t.Errorf("hub layout: %+v, want >= 4 columns of <= 24, no overlap, right of the hub", res)
+		}
+		shot(t, ctx, "wf-hub81")
 	})
 
 	var errs []string
