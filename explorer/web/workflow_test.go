@@ -417,9 +417,10 @@ func TestWorkflows(t *testing.T) {
 		}
 		id := nodeOf(fresh)
 		node := `__lf.cy.getElementById(` + jsStr(id) + `)`
-		waitJS(t, ctx, d, "marked on arrival", inList(id)+` && `+node+`.hasClass('arrived') && __lf.cy.$('node.arrived').length === 1 && !__lf.cy.getElementById(`+jsStr(nodeOf(e.clean))+`).hasClass('arrived')`)
+		li := `document.querySelector('#nodelist li[data-node-id=` + cssStr(id) + `]')`
+		waitJS(t, ctx, d, "marked on arrival, in the graph and the list", inList(id)+` && `+node+`.hasClass('arrived') && __lf.cy.$('node.arrived').length === 1 && !__lf.cy.getElementById(`+jsStr(nodeOf(e.clean))+`).hasClass('arrived') && `+li+`.classList.contains('arrived') && document.querySelectorAll('#nodelist li.arrived').length === 1 && getComputedStyle(`+li+`.querySelector('.nb'), '::after').content === '"new"'`)
 		shot(t, ctx, "wf-live-arrived")
-		waitJS(t, ctx, d, "mark gone after a few seconds", node+`.length === 1 && !`+node+`.hasClass('arrived')`)
+		waitJS(t, ctx, d, "mark gone after a few seconds", node+`.length === 1 && !`+node+`.hasClass('arrived') && !`+li+`.classList.contains('arrived')`)
 	})
 
 	t.Run("dark mode toggle", func(t *testing.T) {

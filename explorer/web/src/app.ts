@@ -326,7 +326,7 @@ class App {
     const wasDrawn = this.graph.cy.nodes().length > 0 && !this.relayout;
     const d = this.graph.draw(v, this.state.node, this.relayout, this.revealNew);
     // Nodes that arrived with a live update are marked for a few seconds.
-    if (wasDrawn && d.added.length) this.graph.markArrived(d.added);
+    if (wasDrawn && d.added.length) this.graph.markArrived(d.added, () => this.list.classes());
     if (d.added.length) this.revealNew = false;
     if (this.relayout && this.graph.cy.nodes().length && this.sources.allLoaded()) this.relayout = false;
     const t2 = performance.now();

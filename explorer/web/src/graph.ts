@@ -60,12 +60,15 @@ export class GraphView {
     this.cy.on('viewport', () => this.queueLabels());
   }
 
-  /** Marks nodes that arrived live (class "arrived") for ARRIVED_MS. */
-  markArrived(ids: string[]): void {
+  /** Marks nodes that arrived live (class "arrived") for ARRIVED_MS, then calls ended. */
+  markArrived(ids: string[], ended?: () => void): void {
     let els = this.cy.collection();
     for (const id of ids) els = els.union(this.cy.getElementById(id));
     els.addClass('arrived');
-    window.setTimeout(() => els.removeClass('arrived'), ARRIVED_MS);
+    window.setTimeout(() => {
+      els.removeClass('arrived');
+      if (ended) ended();
+    }, ARRIVED_MS);
   }
 
   /** Dark or light colours for the graph (the page's follow its CSS). */
@@ -178,9 +181,9 @@ export class GraphView {
   }
 
   /** Whether the drawn node id is selected, upstream or downstream of the selection (highlight). */
-  classesOf(id: string): { sel: boolean; up: boolean; down: boolean } {
+  classesOf(id: string): { sel: boolean; up: boolean; down: boolean; arrived: boolean } {
     const n = this.cy.getElementById(id);
-    return { sel: n.hasClass('sel'), up: n.hasClass('up'), down: n.hasClass('down') };
+    return { sel: n.hasClass('sel'), up: n.hasClass('up'), down: n.hasClass('down'), arrived: n.hasClass('arrived') };
   }
 
   /** Pans to centre the node, if drawn. */
