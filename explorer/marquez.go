@@ -557,7 +557,12 @@ func (s *Server) mqLineage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	l, err := s.lineageOf(ctx, center, LineageQuery{Up: depth, Down: depth, MaxNodes: s.cfg.MaxNodes})
+	tf, err := s.mqTimeFilter(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	l, err := s.lineageOf(ctx, center, LineageQuery{Up: depth, Down: depth, MaxNodes: s.cfg.MaxNodes, Time: tf})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -591,6 +596,21 @@ func (s *Server) mqLineage(w http.ResponseWriter, r *http.Request) {
 		graph = append(graph, mn)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"graph": graph})
+}
+
+// mqTimeFilter reads the time parameters of /api/lf/v1/lineage (since,
+// until, asOf, stale) on Marquez's lineage route, an extension of its
+// API. Without them the answer is Marquez's (every edge), so stale edges
+// are shown unless stale=hide is asked for.
+func (s *Server) mqTimeFilter(r *http.Request) (TimeFilter, error) {
+	if r.URL.Query().Get("stale") == "" {
+		r2 := r.Clone(r.Context())
+		q := r2.URL.Query()
+		q.Set("stale", "show")
+		r2.URL.RawQuery = q.Encode()
+		r = r2
+	}
+	return s.timeFilter(r, time.Now())
 }
 
 func nonNil(e []MQEdge) []MQEdge {

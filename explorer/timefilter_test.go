@@ -88,3 +88,65 @@ func TestLineageInTime(t *testing.T) {
 		t.Errorf("stale=hide without a stale age: %d", code)
 	}
 }
+
+// TestMarquezLineageInTime: Marquez's /api/v1/lineage takes the same time
+// parameters as an extension: asOf before an edge's first sight leaves it
+// out, back to now it is there; without them the answer is every edge
+// (stale shown, as Marquez answers) even on a server with a stale age;
+// bad time parameters are 400s naming the parameter.
+func TestMarquezLineageInTime(t *testing.T) {
+	ep := gremlinEndpoint(t)
+	loadFixture(t, ep)
+	_, hs := newTestServer(t, ep, Config{StaleAfter: 1500 * time.Millisecond})
+	c := q(dsNode(fxClean))
+	names := func(query string) string {
+		t.Helper()
+		var g struct {
+			Graph []MQNode `json:"graph"`
+		}
+		if code, b := get(t, hs.URL, "/api/v1/lineage?nodeId="+c+"&depth=2"+query, &g); code != http.StatusOK {
+			t.Fatalf("%s: %d %s", query, code, b)
+		}
+		var ns []string
+		for _, n := range g.Graph {
+			name := n.ID[strings.LastIndex(n.ID, ":")+1:]
+			if strings.Contains(n.ID, fxOdd.Name) {
+				name = "odd"
+			}
+			ns = append(ns, name)
+		}
+		sort.Strings(ns)
+		return strings.Join(ns, ",")
+	}
+	all := names("")
+	for _, n := range []string{"agg", "etl", "odd", "raw", "report"} {
+		if !strings.Contains(all, n) {
+			t.Fatalf("no time parameters: %s, want every node (missing %s)", all, n)
+		}
+	}
+	// clean->agg is first seen at 2000 ms: as of 1500 it (and what is only
+	// reached through it) is absent; as of now it is there.
+	if got := names("&asOf=1500&stale=show"); strings.Contains(got, "agg") || strings.Contains(got, "report") || !strings.Contains(got, "etl") {
+		t.Errorf("asOf=1500: %s, want no agg/report, etl present", got)
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	if got := names("&asOf=" + now + "&stale=show"); got != all {
+		t.Errorf("asOf=now: %s, want %s", got, all)
+	}
+	// stale=hide on this route as on /api/lf/v1: every fixture edge was last
+	// seen long before now, so only the node itself is left.
+	if got := names("&stale=hide"); strings.Contains(got, "agg") || strings.Contains(got, "etl") {
+		t.Errorf("stale=hide: %s, want no stale neighbours", got)
+	}
+	for q, want := range map[string]string{
+		"&asOf=yesterday":      "asOf=",
+		"&asOf=1000&since=500": "asOf cannot be combined",
+		"&stale=maybe":         "stale=",
+	} {
+		var e errorBody
+		code, _ := get(t, hs.URL, "/api/v1/lineage?nodeId="+c+q, &e)
+		if code != http.StatusBadRequest || !strings.Contains(e.Message, want) {
+			t.Errorf("%s: %d %q, want 400 with %q", q, code, e.Message, want)
+		}
+	}
+}

@@ -161,9 +161,10 @@ func TestWorkflows(t *testing.T) {
 	// open starts loading a page and polls (through the navigation, whose
 	// lost execution contexts are errors to retry) until it is the new one:
 	// chromedp's Navigate sometimes waits in vain for the load event here.
-	open := func(path string) {
+	var open func(path string)
+	openAt := func(base, path string) {
 		t0.Helper()
-		want := srv.URL + path
+		want := base + path
 		if os.Getenv("LINEAGEFLOW_WEB_TRACE") != "" {
 			start := time.Now()
 			defer func() { t0.Logf("open %s: %v", path, time.Since(start)) }()
@@ -189,6 +190,7 @@ func TestWorkflows(t *testing.T) {
 			<-tick.C
 		}
 	}
+	open = func(path string) { t0.Helper(); openAt(srv.URL, path) }
 	inList := func(id string) string {
 		return `document.querySelector('#nodelist li[data-node-id=` + cssStr(id) + `]') !== null`
 	}
@@ -261,6 +263,27 @@ func TestWorkflows(t *testing.T) {
 		run(t, ctx, d, "close", chromedp.Click(`#hub-close`, chromedp.ByQuery))
 		waitJS(t, ctx, d, "added to the view", inList(hidden)+` && new URLSearchParams(location.search).getAll('x').includes(`+jsStr(hidden)+`)`)
 		shot(t, ctx, "wf-hub-added")
+		// The node cap is a control: 20 nodes leave more of the hub hidden,
+		// as many as the API says; the URL keeps it and a reload restores it.
+		var l explorer.Lineage
+		resp, err := http.Get(srv.URL + "/api/lf/v1/lineage?nodeId=" + url.QueryEscape(hub) + "&up=1&down=1&maxNodes=20")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&l)
+		resp.Body.Close()
+		if err != nil || len(l.Nodes) == 0 || l.Nodes[0].ID != hub || l.Nodes[0].More.Down <= 10 {
+			t.Fatalf("lineage with maxNodes=20: %v %+v", err, l.Nodes)
+		}
+		more := strconv.FormatInt(l.Nodes[0].More.Down, 10) + " more downstream"
+		open("/?node=" + url.QueryEscape(hub) + "&up=1&down=1&sel=" + url.QueryEscape(hub))
+		waitJS(t, ctx, d, "10 more again", `__lf.ready && document.querySelector('#details [data-act=more-down]')?.textContent.startsWith('10 more downstream') === true && document.getElementById('max-nodes').value === ''`)
+		run(t, ctx, d, "max 20", chromedp.SetValue(`#max-nodes`, "20", chromedp.ByQuery), chromedp.Evaluate(`document.getElementById('max-nodes').dispatchEvent(new Event('change'))`, nil))
+		cond := `__lf.ready && new URLSearchParams(location.search).get('max') === '20' && document.querySelectorAll('#nodelist li').length === 20 && document.querySelector('#details [data-act=more-down]')?.textContent.startsWith(` + jsStr(more) + `) === true`
+		waitJS(t, ctx, d, more, cond)
+		shot(t, ctx, "wf-hub-max")
+		run(t, ctx, d, "reload", chromedp.Reload())
+		waitJS(t, ctx, d, "restored by the deep link", cond+` && document.getElementById('max-nodes').value === '20'`)
 	})
 
 	t.Run("as of a date before an edge's first sight, then now", func(t *testing.T) {
@@ -369,6 +392,37 @@ func TestWorkflows(t *testing.T) {
 		shot(t, ctx, "wf-live-fail")
 	})
 
+	t.Run("a node that arrives live is marked, then unmarked", func(t *testing.T) {
+		t0 = t
+		load := nodeOfJob(e.load)
+		open("/?node=" + url.QueryEscape(load) + "&up=1&down=1")
+		waitJS(t, ctx, d, "drawn", `__lf.ready && `+inList(nodeOf(e.clean)))
+		// A new output of the job, written as the pipeline writes it.
+		fresh := lineage.Dataset{Namespace: e.ns, Name: "orders_live_" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36)}
+		var b lineage.Batch
+		b.Key = "wf-live-" + fresh.Name
+		b.Vertices = append(b.Vertices, lineage.DatasetVertex(fresh))
+		now := time.Now().UnixMilli()
+		b.Edges = append(b.Edges, lineage.NewEdge(lineage.EdgeOutputs, lineage.JobID(e.load), lineage.DatasetID(fresh), now, now, "run-live-"+e.ns))
+		w, err := sink.New(sink.Config{Endpoint: ep, Writers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = w.WriteBatch(wctx, b)
+		cancel()
+		w.Close(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := nodeOf(fresh)
+		node := `__lf.cy.getElementById(` + jsStr(id) + `)`
+		li := `document.querySelector('#nodelist li[data-node-id=` + cssStr(id) + `]')`
+		waitJS(t, ctx, d, "marked on arrival, in the graph and the list", inList(id)+` && `+node+`.hasClass('arrived') && __lf.cy.$('node.arrived').length === 1 && !__lf.cy.getElementById(`+jsStr(nodeOf(e.clean))+`).hasClass('arrived') && `+li+`.classList.contains('arrived') && document.querySelectorAll('#nodelist li.arrived').length === 1 && getComputedStyle(`+li+`.querySelector('.nb'), '::after').content === '"new"'`)
+		shot(t, ctx, "wf-live-arrived")
+		waitJS(t, ctx, d, "mark gone after a few seconds", node+`.length === 1 && !`+node+`.hasClass('arrived') && !`+li+`.classList.contains('arrived')`)
+	})
+
 	t.Run("dark mode toggle", func(t *testing.T) {
 		t0 = t
 		load := nodeOfJob(e.load)
@@ -380,6 +434,68 @@ func TestWorkflows(t *testing.T) {
 		shot(t, ctx, "wf-dark")
 		run(t, ctx, d, "toggle back", chromedp.Click(`#theme`, chromedp.ByQuery), chromedp.Click(`#theme`, chromedp.ByQuery))
 		waitJS(t, ctx, d, "system", `document.documentElement.dataset.theme === undefined && getComputedStyle(document.body).backgroundColor === 'rgb(247, 248, 250)'`)
+	})
+
+	t.Run("a hub of 81 neighbours is laid out in columns", func(t *testing.T) {
+		t0 = t
+		// A job with 81 outputs and one input, on a server whose fan-out
+		// cap draws them all.
+		ns := e.ns + "-hub81"
+		hub := lineage.Job{Namespace: ns, Name: "fan_out_81"}
+		src := lineage.Dataset{Namespace: ns, Name: "fan_in"}
+		var b lineage.Batch
+		b.Key = "wf-hub81-" + ns
+		b.Vertices = append(b.Vertices, lineage.JobVertex(hub), lineage.DatasetVertex(src))
+		now := time.Now().UnixMilli()
+		b.Edges = append(b.Edges, lineage.NewEdge(lineage.EdgeInputTo, lineage.DatasetID(src), lineage.JobID(hub), now, now, "run-"+ns))
+		for i := range 81 {
+			o := lineage.Dataset{Namespace: ns, Name: fmt.Sprintf("fan_out_table_%02d", i)}
+			b.Vertices = append(b.Vertices, lineage.DatasetVertex(o))
+			b.Edges = append(b.Edges, lineage.NewEdge(lineage.EdgeOutputs, lineage.JobID(hub), lineage.DatasetID(o), now, now, "run-"+ns))
+		}
+		w, err := sink.New(sink.Config{Endpoint: ep, Writers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = w.WriteBatch(wctx, b)
+		cancel()
+		w.Close(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv2 := explorerServer(t, ep, explorer.Config{MaxFanOut: 100, StaleAfter: 30 * 24 * time.Hour})
+		id := nodeOfJob(hub)
+		openAt(srv2.URL, "/?node="+url.QueryEscape(id)+"&up=1&down=1")
+		waitJS(t, ctx, d, "83 nodes drawn", `__lf.ready && __lf.cy.nodes().length === 83`)
+		// The 81 outputs: right of the hub, in at least 4 columns of at
+		// most 24, no two of them overlapping, the whole no taller than 24 rows.
+		var res struct {
+			Cols, MaxPerCol, Overlaps int
+			RightOfHub                bool
+			Height, Width             float64
+		}
+		run(t, ctx, d, "boxes", chromedp.Evaluate(`(() => {
+			const cy = __lf.cy, hub = cy.getElementById(`+jsStr(id)+`);
+			const outs = hub.outgoers('node');
+			const boxes = outs.map(n => n.boundingBox({includeLabels: true}));
+			const cols = new Map();
+			outs.forEach(n => { const x = Math.round(n.position('x')); cols.set(x, (cols.get(x) || 0) + 1); });
+			let overlaps = 0;
+			for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+				const a = boxes[i], b = boxes[j];
+				if (a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2) overlaps++;
+			}
+			const bb = outs.boundingBox({includeLabels: true});
+			return {Cols: cols.size, MaxPerCol: Math.max(...cols.values()), Overlaps: overlaps,
+				RightOfHub: outs.every(n => n.boundingBox().x1 > hub.boundingBox().x2),
+				Height: bb.h, Width: bb.w, N: outs.length};
+		})()`, &res))
+		t.Logf("81 outputs: %d columns, at most %d per column, box %.0fx%.0f, %d overlaps", res.Cols, res.MaxPerCol, res.Width, res.Height, res.Overlaps)
+		if res.Cols < 4 || res.MaxPerCol > 24 || res.Overlaps != 0 || !res.RightOfHub {
+			t.Errorf("hub layout: %+v, want >= 4 columns of <= 24, no overlap, right of the hub", res)
+		}
+		shot(t, ctx, "wf-hub81")
 	})
 
 	var errs []string

@@ -197,6 +197,9 @@ class App {
     ($('up-val') as HTMLOutputElement).value = String(s.up);
     ($('down-val') as HTMLOutputElement).value = String(s.down);
     ($('ds-only') as HTMLInputElement).checked = s.ds;
+    const mx = $('max-nodes') as HTMLInputElement;
+    if (document.activeElement !== mx || Number(mx.value) !== s.max) mx.value = s.max ? String(s.max) : '';
+    mx.disabled = !s.node;
     ($('up-dec') as HTMLButtonElement).disabled = !s.node || s.up <= 0;
     ($('down-dec') as HTMLButtonElement).disabled = !s.node || s.down <= 0;
     ($('up-inc') as HTMLButtonElement).disabled = !s.node || s.up >= MAX_DEPTH;
@@ -268,6 +271,17 @@ class App {
       this.push(false);
       this.sync();
     };
+    // The node cap per query (?max=): past it nodes say "N more".
+    const mx = $('max-nodes') as HTMLInputElement;
+    mx.addEventListener('change', () => {
+      const n = Math.floor(Number(mx.value));
+      const v = mx.value.trim() === '' || !Number.isFinite(n) || n <= 0 ? 0 : Math.min(5000, n);
+      if (v === this.state.max) return;
+      this.state.max = v;
+      this.relayout = true;
+      this.push(false);
+      this.sync();
+    });
     $('up-dec').addEventListener('click', step('up', -1));
     $('up-inc').addEventListener('click', step('up', 1));
     $('down-dec').addEventListener('click', step('down', -1));
@@ -312,7 +326,7 @@ class App {
     const wasDrawn = this.graph.cy.nodes().length > 0 && !this.relayout;
     const d = this.graph.draw(v, this.state.node, this.relayout, this.revealNew);
     // Nodes that arrived with a live update are marked for a few seconds.
-    if (wasDrawn && d.added.length) this.graph.markArrived(d.added);
+    if (wasDrawn && d.added.length) this.graph.markArrived(d.added, () => this.list.classes());
     if (d.added.length) this.revealNew = false;
     if (this.relayout && this.graph.cy.nodes().length && this.sources.allLoaded()) this.relayout = false;
     const t2 = performance.now();

@@ -6,6 +6,7 @@ import cytoscape from 'cytoscape';
 import dagre from 'cytoscape-dagre';
 import { fitBox, layoutAll, placeNew, rankLayout, reveal } from './layout';
 import type { RankLayout } from './layout';
+import type { LEdge } from './api';
 import type { Merged } from './sources';
 import { LABEL_FONT, LABEL_MIN_PX, STYLE, STYLE_BIG, STYLE_DARK, nodeData } from './style';
 
@@ -13,6 +14,21 @@ cytoscape.use(dagre);
 
 // Above this many nodes the layered (dagre) layout takes seconds: the rank layout is used.
 const DAGRE_MAX_NODES = 250;
+const HUB_COL = 24; // at most this many nodes in one column of a hub's neighbours
+
+/** The most edges one node has on one side (in or out). */
+function widestSide(visE: Map<string, LEdge>): number {
+  const n = new Map<string, number>();
+  let most = 0;
+  for (const e of visE.values()) {
+    for (const k of ['>' + e.origin, '<' + e.destination]) {
+      const c = (n.get(k) || 0) + 1;
+      n.set(k, c);
+      if (c > most) most = c;
+    }
+  }
+  return most;
+}
 
 /** What a draw did. */
 export interface Drawn {
@@ -44,12 +60,15 @@ export class GraphView {
     this.cy.on('viewport', () => this.queueLabels());
   }
 
-  /** Marks nodes that arrived live (class "arrived") for ARRIVED_MS. */
-  markArrived(ids: string[]): void {
+  /** Marks nodes that arrived live (class "arrived") for ARRIVED_MS, then calls ended. */
+  markArrived(ids: string[], ended?: () => void): void {
     let els = this.cy.collection();
     for (const id of ids) els = els.union(this.cy.getElementById(id));
     els.addClass('arrived');
-    window.setTimeout(() => els.removeClass('arrived'), ARRIVED_MS);
+    window.setTimeout(() => {
+      els.removeClass('arrived');
+      if (ended) ended();
+    }, ARRIVED_MS);
   }
 
   /** Dark or light colours for the graph (the page's follow its CSS). */
@@ -90,7 +109,13 @@ export class GraphView {
       this.applyStyle();
     }
     let preset: RankLayout | null = null;
-    if (big && added.length && (relayout || !hadNodes)) preset = rankLayout(centre, visN, visE, datas);
+    // A hub's neighbours would be one tall dagre column: a view with a node
+    // of more than HUB_COL visible neighbours on one side gets the rank
+    // layout, its ranks wrapped into columns of at most HUB_COL nodes.
+    if (added.length && (relayout || !hadNodes)) {
+      if (big) preset = rankLayout(centre, visN, visE, datas);
+      else if (widestSide(visE) > HUB_COL) preset = rankLayout(centre, visN, visE, datas, HUB_COL, true);
+    }
     const adds: cytoscape.ElementDefinition[] = [];
     cy.batch(() => {
       cy.edges().forEach((e) => {
@@ -156,9 +181,9 @@ export class GraphView {
   }
 
   /** Whether the drawn node id is selected, upstream or downstream of the selection (highlight). */
-  classesOf(id: string): { sel: boolean; up: boolean; down: boolean } {
+  classesOf(id: string): { sel: boolean; up: boolean; down: boolean; arrived: boolean } {
     const n = this.cy.getElementById(id);
-    return { sel: n.hasClass('sel'), up: n.hasClass('up'), down: n.hasClass('down') };
+    return { sel: n.hasClass('sel'), up: n.hasClass('up'), down: n.hasClass('down'), arrived: n.hasClass('arrived') };
   }
 
   /** Pans to centre the node, if drawn. */

@@ -23,8 +23,11 @@ export interface RankLayout {
  * downstream), order in a rank by the order of the neighbours one rank
  * nearer the centre (a breadth-first tree from the centre has no crossing
  * then). O(n log n) over plain maps, before the elements reach cytoscape.
+ * A rank of more than colMax nodes (a hub's neighbours) is wrapped into
+ * balanced sub-columns; sized: space the columns and rows by the nodes'
+ * label sizes (views whose labels are drawn).
  */
-export function rankLayout(centerId: string | null, visN: Map<string, LNode>, visE: Map<string, LEdge>, datas: Map<string, Record<string, unknown>>): RankLayout {
+export function rankLayout(centerId: string | null, visN: Map<string, LNode>, visE: Map<string, LEdge>, datas: Map<string, Record<string, unknown>>, colMax = 40, sized = false): RankLayout {
   const tl0 = performance.now();
   const outs = new Map<string, string[]>();
   const ins = new Map<string, string[]>();
@@ -66,30 +69,51 @@ export function rankLayout(centerId: string | null, visN: Map<string, LNode>, vi
   }
   const ranks = [...byRank.keys()].filter((r) => r > -1000).sort((a, b) => Math.abs(a) - Math.abs(b) || a - b);
   const index = new Map<string, number>();
-  const ROW = 50;
   const RANK = 230;
-  const COL = 40; // a wider rank is wrapped into sub-columns of this many nodes
+  const GAP = 40; // between the widest nodes of neighbouring (sub-)columns
+  // A rank of more than colMax nodes is wrapped into balanced sub-columns,
+  // as wide and as tall as its widest and tallest node need.
+  // sized: labels are drawn, so sizes count (a big view draws them small).
+  const size = (id: string, k: 'w' | 'h', def: number): number => {
+    const d = sized ? datas.get(id) : undefined;
+    return d && typeof d[k] === 'number' ? (d[k] as number) : def;
+  };
+  const dims = new Map<number, { cols: number; per: number; w: number; row: number }>();
+  for (const [r, ids] of byRank) {
+    const cols = Math.ceil(ids.length / colMax);
+    let w = 60;
+    let h = 30;
+    for (const id of ids) {
+      w = Math.max(w, size(id, 'w', 60));
+      h = Math.max(h, size(id, 'h', 30));
+    }
+    dims.set(r, { cols, per: Math.ceil(ids.length / cols), w, row: Math.max(50, h + 10) });
+  }
+  const dim = (r: number) => dims.get(r) as { cols: number; per: number; w: number; row: number };
+  const colW = (r: number): number => Math.max(RANK * 0.8, dim(r).w + GAP);
   const pos = new Map<string, { x: number; y: number }>();
-  const cols = (r: number): number => Math.ceil((byRank.get(r) as string[]).length / COL);
   // x of each rank: ranks further from the centre start after the sub-columns of the nearer ones.
+  const step = (a: number, b: number): number => Math.max(RANK, (dim(a).w + dim(b).w) / 2 + GAP);
   const xOf = new Map<number, number>([[0, 0]]);
-  for (let r = 1; byRank.has(r); r++) xOf.set(r, (xOf.get(r - 1) as number) + (cols(r - 1) - 1) * (RANK * 0.8) + RANK);
-  for (let r = -1; byRank.has(r); r--) xOf.set(r, (xOf.get(r + 1) as number) - (cols(r) - 1) * (RANK * 0.8) - RANK);
+  for (let r = 1; byRank.has(r); r++) xOf.set(r, (xOf.get(r - 1) as number) + (dim(r - 1).cols - 1) * colW(r - 1) + step(r - 1, r));
+  for (let r = -1; byRank.has(r); r--) xOf.set(r, (xOf.get(r + 1) as number) - (dim(r).cols - 1) * colW(r) - step(r, r + 1));
   for (const r of ranks) {
     const ids = byRank.get(r) as string[];
     ids.sort((a, b) => (index.get(parent.get(a) || '') ?? 0) - (index.get(parent.get(b) || '') ?? 0) || (a < b ? -1 : a > b ? 1 : 0));
-    const rows = Math.min(COL, ids.length);
+    const { per, row } = dim(r);
+    const rows = Math.min(per, ids.length);
     const x0 = xOf.get(r) ?? r * RANK;
+    const cw = colW(r);
     ids.forEach((id, i) => {
       index.set(id, i);
-      const c = Math.floor(i / COL);
-      pos.set(id, { x: x0 + c * RANK * 0.8, y: ((i % COL) - (rows - 1) / 2) * ROW });
+      const c = Math.floor(i / per);
+      pos.set(id, { x: x0 + c * cw, y: ((i % per) - (rows - 1) / 2) * row });
     });
   }
   let x = 0;
   for (const [r, ids] of byRank) {
     if (r > -1000) continue;
-    ids.forEach((id, i) => pos.set(id, { x, y: (i + 1) * ROW + 2000 }));
+    ids.forEach((id, i) => pos.set(id, { x, y: (i + 1) * 50 + 2000 }));
     x += RANK;
   }
   // The box from the known node sizes: a fit would measure every label.

@@ -140,6 +140,7 @@ export class NodeList {
       li.classList.toggle('selected', c.sel);
       li.classList.toggle('upstream', c.up);
       li.classList.toggle('downstream', c.down);
+      li.classList.toggle('arrived', c.arrived); // arrived live: "new" for a few seconds
       const b = li.querySelector('.nb');
       if (b) b.setAttribute('aria-pressed', String(c.sel));
     }
