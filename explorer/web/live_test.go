@@ -230,7 +230,11 @@ func TestLiveExplorerOnGremlinStandin(t *testing.T) {
 
 	// Details of etl: the failed run is listed and badged; the dataset only
 	// its failed run wrote is not drawn.
-	run(t, ctx, d, "select etl", chromedp.Click(`#nodelist li[data-node-id=`+cssStr(etl)+`] button.nb`, chromedp.ByQuery))
+	// Select by the button's own click (not at page coordinates): the
+	// details panel above the list may still be growing with the previous
+	// selection's runs and facets, which moves the rows under a pointer.
+	clickUntil(t, ctx, d, "select etl", `#nodelist li[data-node-id=`+cssStr(etl)+`] button.nb`,
+		`document.querySelector('#details-title')?.textContent === `+jsStr(e.etl.Name))
 	waitJS(t, ctx, d, "details of etl", `document.querySelector('#details-title')?.textContent === `+jsStr(e.etl.Name)+
 		` && document.querySelector('#runs tr[data-run-state=FAIL]') !== null && document.querySelector('#details [data-failed-runs]') !== null`)
 	if has(visibleNodes(t, ctx), nodeOf(e.gho)) {
@@ -241,7 +245,8 @@ func TestLiveExplorerOnGremlinStandin(t *testing.T) {
 	if !failedBadge {
 		t.Error("etl has a failed run but no badge in the node list")
 	}
-	run(t, ctx, d, "select clean", chromedp.Click(`#nodelist li[data-node-id=`+cssStr(clean)+`] button.nb`, chromedp.ByQuery))
+	clickUntil(t, ctx, d, "select clean", `#nodelist li[data-node-id=`+cssStr(clean)+`] button.nb`,
+		`document.querySelector('#details-title')?.textContent === `+jsStr(e.clean.Name))
 	waitJS(t, ctx, d, "schema", `[...document.querySelectorAll('#details table[aria-label=Schema] td')].some(td => td.textContent === 'order_id')`)
 	waitJS(t, ctx, d, "column lineage", `document.querySelector('#column-lineage tr[data-field=order_id]')?.textContent.includes(`+jsStr(e.raw.Name+".id")+`)`)
 	shot(t, ctx, "live-before")
