@@ -234,7 +234,9 @@ func TestLiveExplorerOnGremlinStandin(t *testing.T) {
 
 	// Details of etl: the failed run is listed and badged; the dataset only
 	// its failed run wrote is not drawn.
-	run(t, ctx, d, "select etl", chromedp.Click(`#nodelist li[data-node-id=`+cssStr(etl)+`] button.nb`, chromedp.ByQuery))
+	// Clicked again until selected: a click may land while the row is being
+	// re-rendered (its "more" counts move as the expansion loads).
+	clickUntil(t, ctx, d, "select etl", `#nodelist li[data-node-id=`+cssStr(etl)+`] button.nb`, `new URLSearchParams(location.search).get('sel') === `+jsStr(etl))
 	waitJS(t, ctx, d, "details of etl", `document.querySelector('#details-title')?.textContent === `+jsStr(e.etl.Name)+
 		` && document.querySelector('#runs tr[data-run-state=FAIL]') !== null && document.querySelector('#details [data-failed-runs]') !== null`)
 	if has(visibleNodes(t, ctx), nodeOf(e.gho)) {
