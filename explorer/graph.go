@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
@@ -44,6 +45,8 @@ type graph struct {
 	conns   int
 	timeout time.Duration
 	log     *slog.Logger
+	okAt    atomic.Int64 // UnixNano of the last read that succeeded
+	failAt  atomic.Int64 // UnixNano of the last read the graph failed (a GraphError)
 
 	mu struct {
 		sync.Mutex
@@ -114,6 +117,23 @@ func (gr *graph) reset(drc *gremlingo.DriverRemoteConnection) {
 	go lfgraph.CloseQuietly(drc)
 }
 
+// lastOK is when a read last succeeded, the zero time if never or if a
+// read failed since.
+func (gr *graph) lastOK() time.Time {
+	if n := gr.okAt.Load(); n != 0 && n > gr.failAt.Load() {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// lastFail is when the graph last failed a read (the zero time: never).
+func (gr *graph) lastFail() time.Time {
+	if n := gr.failAt.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
 func (gr *graph) close() {
 	gr.mu.Lock()
 	drc := gr.mu.drc
@@ -125,8 +145,21 @@ func (gr *graph) close() {
 }
 
 // read builds a traversal on the graph's source and returns all its
-// results, or a [*GraphError].
+// results, or a [*GraphError]. It records when the graph last answered and
+// last failed (for /health).
 func (gr *graph) read(ctx context.Context, build func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal) ([]*gremlingo.Result, error) {
+	rs, err := gr.readOnce(ctx, build)
+	var ge *GraphError
+	switch {
+	case err == nil:
+		gr.okAt.Store(time.Now().UnixNano())
+	case errors.As(err, &ge):
+		gr.failAt.Store(time.Now().UnixNano())
+	}
+	return rs, err
+}
+
+func (gr *graph) readOnce(ctx context.Context, build func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal) ([]*gremlingo.Result, error) {
 	// The request's bound runs from here: waiting for a connection
 	// counts against it.
 	start := time.Now()

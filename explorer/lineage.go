@@ -41,7 +41,10 @@ type LineageQuery struct {
 
 // Lineage is the answer of /api/lf/v1/lineage (see explorer/openapi.yaml).
 type Lineage struct {
-	Center    string        `json:"center"`
+	Center string `json:"center"`
+	// CenterRef is the centre's exact node id (vertex:<vertex id>): Center,
+	// like every readable id, may also name another node.
+	CenterRef string        `json:"centerRef"`
 	Nodes     []LineageNode `json:"nodes"`
 	Edges     []LineageEdge `json:"edges"`
 	Truncated bool          `json:"truncated"`
@@ -56,7 +59,10 @@ type Lineage struct {
 
 // LineageNode is one dataset or job of a [Lineage].
 type LineageNode struct {
-	ID            string  `json:"id"`
+	ID string `json:"id"`
+	// Ref is the node's exact node id (vertex:<vertex id>): two nodes of
+	// one answer may share ID (a namespace with ':'), never Ref.
+	Ref           string  `json:"ref"`
 	Type          string  `json:"type"`
 	Namespace     string  `json:"namespace"`
 	Name          string  `json:"name"`
@@ -79,9 +85,12 @@ type LineageEdge struct {
 	Type        string `json:"type"`
 	Origin      string `json:"origin"`
 	Destination string `json:"destination"`
-	FirstSeen   *int64 `json:"firstSeen"`
-	LastSeen    *int64 `json:"lastSeen"`
-	LastRunID   string `json:"lastRunId"`
+	// OriginRef and DestinationRef are the exact node ids (the nodes' Ref).
+	OriginRef      string `json:"originRef"`
+	DestinationRef string `json:"destinationRef"`
+	FirstSeen      *int64 `json:"firstSeen"`
+	LastSeen       *int64 `json:"lastSeen"`
+	LastRunID      string `json:"lastRunId"`
 }
 
 // nodeState is what the walk knows of one vertex.
@@ -313,7 +322,7 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 			n.failed = true
 		}
 	}
-	res := &Lineage{Center: center.NodeID(), Truncated: w.truncated, HiddenEdges: w.hidden}
+	res := &Lineage{Center: center.NodeID(), CenterRef: center.ExactNodeID(), Truncated: w.truncated, HiddenEdges: w.hidden}
 	if tf.active() {
 		res.Time = &tf
 	}
@@ -326,7 +335,8 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 		if on == nil || in == nil {
 			continue
 		}
-		e := LineageEdge{ID: asString(m["id"]), Type: asString(m["label"]), Origin: on.ref.NodeID(), Destination: in.ref.NodeID()}
+		e := LineageEdge{ID: asString(m["id"]), Type: asString(m["label"]), Origin: on.ref.NodeID(), Destination: in.ref.NodeID(),
+			OriginRef: on.ref.ExactNodeID(), DestinationRef: in.ref.ExactNodeID()}
 		if pm, ok := m["p"].(map[any]any); ok {
 			pr := props(pm)
 			if v, ok := asInt64(pr[lineage.PropFirstSeen]); ok {
@@ -351,7 +361,7 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 	for _, id := range ids {
 		n := w.nodes[id]
 		res.Nodes = append(res.Nodes, LineageNode{
-			ID: n.ref.NodeID(), Type: n.ref.Type(), Namespace: n.ref.Namespace, Name: n.ref.Name,
+			ID: n.ref.NodeID(), Ref: n.ref.ExactNodeID(), Type: n.ref.Type(), Namespace: n.ref.Namespace, Name: n.ref.Name,
 			LastSeen: n.lastSeen, HasFailedRuns: n.failed, LastRunState: n.lastState,
 			More: More{Up: max(0, n.in-inUsed[id]), Down: max(0, n.out-outUsed[id])},
 		})

@@ -9,9 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
 
 	lfgraph "github.com/lineageflow/lineageflow/graph" // the name graph is this package's reader type
 )
@@ -57,6 +56,15 @@ type Config struct {
 	// before now or the asked time) is stale, left out of lineage answers
 	// unless stale=show (0: no edge is stale).
 	StaleAfter time.Duration
+	// MaxHeavyReads is the most subgraph reads (lineage, impact, column
+	// lineage, neighbours, Marquez lineage) served at once (default 8);
+	// beyond it a request is answered 429 with Retry-After at once.
+	MaxHeavyReads int
+	// MaxWatchesPerClient is the most watch streams one client (its
+	// verified identity, else its remote IP address) holds open (default
+	// 16); MaxPollers the most distinct watched views polled at once
+	// (default 256). Beyond either, 429 with Retry-After.
+	MaxWatchesPerClient, MaxPollers int
 	// UI serves every non-API path (nil: 404).
 	UI http.Handler
 	// Logger receives the server's logs (default slog.Default()).
@@ -83,6 +91,9 @@ func (c Config) WithDefaults() Config {
 	def(&c.MaxImpact, 10_000)
 	def(&c.CountCap, 100_000)
 	def(&c.RunScan, 1000)
+	def(&c.MaxHeavyReads, 8)
+	def(&c.MaxWatchesPerClient, 16)
+	def(&c.MaxPollers, 256)
 	defd(&c.RequestTimeout, 10*time.Second)
 	defd(&c.IndexRefresh, 30*time.Second)
 	defd(&c.IndexLateness, 5*time.Minute)
@@ -104,6 +115,9 @@ func (c Config) Validate() error {
 	}
 	if c.Connections < 1 || c.MaxFanOut < 1 || c.DefaultMaxNodes < 1 || c.MaxDepth < 1 || c.CountCap < 1 || c.RunScan < 1 || c.MaxImpact < 1 {
 		bad("Connections, MaxFanOut, DefaultMaxNodes, MaxDepth, CountCap, RunScan and MaxImpact must be positive")
+	}
+	if c.MaxHeavyReads < 1 || c.MaxWatchesPerClient < 1 || c.MaxPollers < 1 {
+		bad("MaxHeavyReads (-explorer-max-heavy-reads), MaxWatchesPerClient (-explorer-max-watches-per-client) and MaxPollers (-explorer-max-pollers) must be positive")
 	}
 	if c.MaxNodes < c.DefaultMaxNodes {
 		bad("MaxNodes (%d, -explorer-max-nodes) is below DefaultMaxNodes (%d, the maxNodes of a request that gives none): raise it", c.MaxNodes, c.DefaultMaxNodes)
@@ -128,6 +142,9 @@ type Server struct {
 	hub     *hub
 	landing *landingCache
 	mux     *http.ServeMux
+	adm     *admission
+
+	refusedHeavy, refusedWatch atomic.Int64
 
 	stop    context.CancelFunc
 	bg      sync.WaitGroup
@@ -141,7 +158,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, index: newIndex(), landing: newLandingCache()}
+	s := &Server{cfg: cfg, log: cfg.Logger, index: newIndex(), landing: newLandingCache(), adm: newAdmission(cfg.MaxHeavyReads)}
 	s.graph = &graph{dialer: cfg.Dialer, conns: cfg.Connections, timeout: cfg.RequestTimeout, log: cfg.Logger}
 	s.bgCtx, s.stop = context.WithCancel(context.Background())
 	s.hub = newHub(s)
@@ -250,17 +267,17 @@ func (s *Server) Handler() http.Handler { return s.mux }
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /api/lf/v1/lineage", s.handleLineage)
+	m.HandleFunc("GET /api/lf/v1/lineage", s.heavy(s.handleLineage))
 	m.HandleFunc("GET /api/lf/v1/node", s.handleNode)
 	m.HandleFunc("GET /api/lf/v1/search", s.handleSearch)
-	m.HandleFunc("GET /api/lf/v1/column-lineage", s.handleColumnLineage)
+	m.HandleFunc("GET /api/lf/v1/column-lineage", s.heavy(s.handleColumnLineage))
 	m.HandleFunc("GET /api/lf/v1/watch", s.handleWatch)
 	m.HandleFunc("GET /api/lf/v1/health", s.handleHealth)
-	m.HandleFunc("GET /api/lf/v1/impact", s.handleImpact)
+	m.HandleFunc("GET /api/lf/v1/impact", s.heavy(s.handleImpact))
 	m.HandleFunc("GET /api/lf/v1/landing", s.handleLanding)
 	m.HandleFunc("GET /api/lf/v1/namespaces", s.handleNamespaces)
 	m.HandleFunc("GET /api/lf/v1/browse", s.handleBrowse)
-	m.HandleFunc("GET /api/lf/v1/neighbors", s.handleNeighbors)
+	m.HandleFunc("GET /api/lf/v1/neighbors", s.heavy(s.handleNeighbors))
 	s.marquezRoutes(m)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), "")
@@ -379,17 +396,12 @@ func (s *Server) handleLineage(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, l)
 }
 
+// handleHealth answers from the graph state of the last read or probe
+// (graphHealth): cheap, never queued behind the heavy reads, within about
+// a second even when the graph hangs.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	_, err := s.graph.read(r.Context(), func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
-		return g.Inject(1)
-	})
-	var ge *GraphError
-	if errors.As(err, &ge) {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"graph": "unreachable", "error": ge.Class})
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	if class := s.graphHealth(r.Context()); class != "" {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"graph": "unreachable", "error": class})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"graph": "ok"})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -56,15 +57,26 @@ func (s *Server) WatchStats() (pollers, viewers int) {
 	return len(s.hub.mu.pollers), viewers
 }
 
-// subscribe adds a viewer of q, starting q's poller if it is the first.
-func (h *hub) subscribe(q LineageQuery) (*subscriber, func(), bool) {
+// errTooManyPollers: a new view beyond MaxPollers.
+var errTooManyPollers = errors.New("explorer: too many watched views")
+
+// errHubClosed: the server is shutting down.
+var errHubClosed = errors.New("explorer: server shutting down")
+
+// subscribe adds a viewer of q, starting q's poller if it is the first
+// (errTooManyPollers when MaxPollers views are polled already).
+func (h *hub) subscribe(q LineageQuery) (*subscriber, func(), error) {
 	sub := &subscriber{ch: make(chan []byte, 1)}
 	h.mu.Lock()
 	if h.mu.closed {
 		h.mu.Unlock()
-		return nil, nil, false
+		return nil, nil, errHubClosed
 	}
 	p := h.mu.pollers[q]
+	if p == nil && len(h.mu.pollers) >= h.s.cfg.MaxPollers {
+		h.mu.Unlock()
+		return nil, nil, errTooManyPollers
+	}
 	if p == nil {
 		p = &poller{h: h, q: q, stop: make(chan struct{})}
 		p.mu.subs = map[*subscriber]struct{}{}
@@ -91,7 +103,7 @@ func (h *hub) subscribe(q LineageQuery) (*subscriber, func(), bool) {
 			close(p.stop)
 		}
 	}
-	return sub, unsubscribe, true
+	return sub, unsubscribe, nil
 }
 
 func (h *hub) closeAll() {
@@ -229,8 +241,20 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "streaming unsupported", "")
 		return
 	}
-	sub, unsubscribe, ok := s.hub.subscribe(q)
+	release, ok := s.openWatch(clientKey(r))
 	if !ok {
+		s.refusedWatch.Add(1)
+		tooMany(w, fmt.Sprintf("this client has %d watch streams open (-explorer-max-watches-per-client); close one", s.cfg.MaxWatchesPerClient))
+		return
+	}
+	defer release()
+	sub, unsubscribe, err := s.hub.subscribe(q)
+	switch {
+	case errors.Is(err, errTooManyPollers):
+		s.refusedWatch.Add(1)
+		tooMany(w, fmt.Sprintf("%d views are watched (-explorer-max-pollers); try again", s.cfg.MaxPollers))
+		return
+	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, "server shutting down", "")
 		return
 	}

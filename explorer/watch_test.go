@@ -93,7 +93,7 @@ func TestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(px.Close) // after the server's cleanup: close our side first
-	s, hs := newTestServer(t, px.URL(), Config{PollInterval: 100 * time.Millisecond, Heartbeat: 200 * time.Millisecond, RequestTimeout: 2 * time.Second})
+	s, hs := newTestServer(t, px.URL(), Config{PollInterval: 100 * time.Millisecond, Heartbeat: 200 * time.Millisecond, RequestTimeout: 2 * time.Second, MaxWatchesPerClient: 50})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer waitNoPollers(t, s)
 	defer cancel()
@@ -185,7 +185,7 @@ func waitNoPollers(t *testing.T, s *Server) {
 func BenchmarkWatchViewers(b *testing.B) {
 	ep := gremlinEndpoint(b)
 	loadFixture(b, ep)
-	base, pid := startServe(b, ep, "-explorer-poll-interval", "100ms")
+	base, pid := startServe(b, ep, "-explorer-poll-interval", "100ms", "-explorer-max-watches-per-client", "50")
 	query := "nodeId=" + url.QueryEscape(dsNode(fxClean)) + "&up=2&down=2"
 	rss := func() float64 {
 		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

@@ -28,6 +28,9 @@ func runServe(ctx context.Context, args []string) error {
 		fullRef   = fs.Duration("explorer-index-full-refresh", 10*time.Minute, "reload the search index in full (every Dataset, Job and DatasetAlias id) this often: drops deleted vertices, finds late ones")
 		poll      = fs.Duration("explorer-poll-interval", 500*time.Millisecond, "how often a watched view is read again (one shared poller per distinct view)")
 		stale     = fs.Duration("explorer-stale-after", 30*24*time.Hour, "a lineage edge not seen (lastSeen) for this long is stale: left out of the explorer's lineage unless asked for (stale=show, the UI's toggle); 0: never stale")
+		heavy     = fs.Int("explorer-max-heavy-reads", 8, "most subgraph reads (lineage, impact, column lineage, neighbours, Marquez lineage) served at once; beyond, 429 with Retry-After")
+		watchCap  = fs.Int("explorer-max-watches-per-client", 16, "most watch streams one client (its verified identity, else its IP address) holds open; beyond, 429")
+		pollers   = fs.Int("explorer-max-pollers", 256, "most distinct watched views polled at once (one poller each, shared by their viewers); beyond, 429")
 		logFormat = fs.String("log-format", "text", "log format: json or text")
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		grace     = fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM: how long in-flight requests may take to finish before the graph is closed")
@@ -58,6 +61,7 @@ func runServe(ctx context.Context, args []string) error {
 	srv, err := explorer.New(explorer.Config{
 		Dialer: dialer, Connections: *conns, RequestTimeout: *reqTO, MaxFanOut: *fanOut,
 		MaxNodes: *maxNodes, IndexRefresh: *refresh, IndexLateness: *lateness, IndexFullRefresh: *fullRef, PollInterval: *poll, StaleAfter: *stale, UI: web.Handler(), Logger: logger,
+		MaxHeavyReads: *heavy, MaxWatchesPerClient: *watchCap, MaxPollers: *pollers,
 	})
 	if err != nil {
 		return &exitError{2, err}

@@ -20,6 +20,7 @@ func TestServeBadConfig(t *testing.T) {
 		{[]string{"-explorer-max-fanout", "-1"}, "must be positive"},
 		{[]string{"-explorer-max-nodes", "10"}, "MaxNodes (10, -explorer-max-nodes) is below DefaultMaxNodes"},
 		{[]string{"-explorer-poll-interval", "1ms"}, "PollInterval at least 10ms"},
+		{[]string{"-explorer-max-heavy-reads", "-1"}, "MaxHeavyReads (-explorer-max-heavy-reads)"},
 		{[]string{"-log-level", "loud"}, "-log-level"},
 	} {
 		err := runServe(context.Background(), append(tt.args, "-http-addr", "127.0.0.1:0"))

@@ -82,7 +82,7 @@ func TestDayOneOnGremlinStandin(t *testing.T) {
 	run(t, bctx, d, "type", chromedp.SendKeys(`#search-input`, catalog, chromedp.ByQuery))
 	waitJS(t, bctx, 30*time.Second, "alias result", `(() => { const o = document.querySelectorAll('#search-results li[data-node-id]'); return o.length === 1 && o[0].dataset.nodeId === `+jsStr(nodeOf(s3))+` && o[0].textContent.includes('alias '+`+jsStr(glue.Name)+`); })()`)
 	run(t, bctx, d, "enter", chromedp.SendKeys(`#search-input`, "\r", chromedp.ByQuery))
-	waitJS(t, bctx, d, "dataset opened", `new URLSearchParams(location.search).get('node') === `+jsStr(nodeOf(s3))+` && __lf.ready && document.querySelector('#details-title')?.textContent === `+jsStr(s3.Name))
+	waitJS(t, bctx, d, "dataset opened", `new URLSearchParams(location.search).get('node') === `+jsStr(refOf(s3))+` && __lf.ready && document.querySelector('#details-title')?.textContent === `+jsStr(s3.Name))
 
 	// Who feeds it: the job, in the details and highlighted upstream in the view.
 	jid := nodeOfJob(job)

@@ -42,6 +42,10 @@ type liveEstate struct {
 func nodeOf(d lineage.Dataset) string { return "dataset:" + d.Namespace + ":" + d.Name }
 func nodeOfJob(j lineage.Job) string  { return "job:" + j.Namespace + ":" + j.Name }
 
+// refOf is a dataset's exact node id (search hits' ref): what the UI opens a
+// search result by.
+func refOf(d lineage.Dataset) string { return "vertex:" + lineage.DatasetID(d) }
+
 func newLiveEstate(t testing.TB, endpoint string) *liveEstate {
 	t.Helper()
 	sfx := strconv.FormatInt(time.Now().UnixNano(), 36)

@@ -238,7 +238,8 @@ func TestWorkflows(t *testing.T) {
 			waitJS(t, ctx, d, "result", cond)
 			shot(t, ctx, "wf-"+strings.ReplaceAll(c.name, " ", "-"))
 			var id string
-			run(t, ctx, d, "first id", chromedp.Evaluate(first+`.dataset.nodeId`, &id))
+			// A result opens by its exact id (ref), not by its readable one.
+			run(t, ctx, d, "first id", chromedp.Evaluate(first+`.dataset.ref || `+first+`.dataset.nodeId`, &id))
 			run(t, ctx, d, "enter", chromedp.KeyEvent(kb.Enter))
 			waitJS(t, ctx, d, "opened", `new URLSearchParams(location.search).get('node') === `+jsStr(id)+` && __lf.ready`)
 		})
@@ -503,4 +504,60 @@ func TestWorkflows(t *testing.T) {
 	if len(errs) > 0 {
 		t.Errorf("JavaScript errors: %v", errs)
 	}
+}
+
+// TestDecoyDatasetInUI: a decoy (namespace "s3", name
+// "//datalake-raw-<x>:sales/orders") has the same readable node id as the
+// real dataset (namespace "s3://datalake-raw-<x>", name "sales/orders").
+// Clicking the real search result shows the real dataset (its namespace,
+// produced by good_job), not the decoy's and not an error; the real
+// dataset drawn in its job's lineage opens the same way; a readable deep
+// link to the job (unambiguous) still opens.
+func TestDecoyDatasetInUI(t *testing.T) {
+	ep := testenv.Gremlin(t)
+	sfx := strconv.FormatInt(time.Now().UnixNano()%1e8, 36)
+	real := lineage.Dataset{Namespace: "s3://datalake-raw-" + sfx, Name: "sales/orders"}
+	decoy := lineage.Dataset{Namespace: "s3", Name: "//datalake-raw-" + sfx + ":sales/orders"}
+	if nodeOf(real) != nodeOf(decoy) {
+		t.Fatalf("not a decoy: %s vs %s", nodeOf(real), nodeOf(decoy))
+	}
+	good := lineage.Job{Namespace: "team-" + sfx, Name: "good_job"}
+	evil := lineage.Job{Namespace: "evil-" + sfx, Name: "evil_job"}
+	var b lineage.Batch
+	b.Key = "decoy-" + sfx
+	b.Vertices = append(b.Vertices, lineage.DatasetVertex(real), lineage.DatasetVertex(decoy), lineage.JobVertex(good), lineage.JobVertex(evil))
+	now := time.Now().UnixMilli()
+	b.Edges = append(b.Edges,
+		lineage.NewEdge(lineage.EdgeOutputs, lineage.JobID(good), lineage.DatasetID(real), now, now, "run-good-"+sfx),
+		lineage.NewEdge(lineage.EdgeOutputs, lineage.JobID(evil), lineage.DatasetID(decoy), now, now, "run-evil-"+sfx))
+	w, err := sink.New(sink.Config{Endpoint: ep, Writers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := w.WriteBatch(wctx, b); err != nil {
+		t.Fatal(err)
+	}
+	w.Close(context.Background())
+	srv := explorerServer(t, ep, explorer.Config{})
+	ctx := newBrowser(t)
+	const d = 30 * time.Second
+	realDetails := `document.querySelector('#details-title')?.textContent === 'sales/orders' && document.getElementById('details').textContent.includes(` + jsStr(real.Namespace) + `) && document.querySelector('#producers li[data-node-id=` + cssStr(nodeOfJob(good)) + `]') !== null && !document.getElementById('details').textContent.includes('evil_job') && document.getElementById('banner').hidden`
+
+	run(t, ctx, d, "open", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(`#search-input`, chromedp.ByQuery))
+	run(t, ctx, d, "type", chromedp.SendKeys(`#search-input`, "datalake-raw-"+sfx, chromedp.ByQuery))
+	hit := `#search-results li[data-ref=` + cssStr(refOf(real)) + `]`
+	waitJS(t, ctx, d, "both hits, same readable id", `document.querySelectorAll('#search-results li[data-node-id=`+cssStr(nodeOf(real))+`]').length === 2 && document.querySelector(`+jsStr(hit)+`) !== null && document.querySelector(`+jsStr(`#search-results li[data-ref=`+cssStr(refOf(decoy))+`]`)+`) !== null`)
+	run(t, ctx, d, "click the real one", chromedp.Click(hit, chromedp.ByQuery))
+	waitJS(t, ctx, d, "the real dataset opened", `new URLSearchParams(location.search).get('node') === `+jsStr(refOf(real))+` && __lf.ready && `+realDetails)
+	shot(t, ctx, "decoy-real-opened")
+
+	// A readable deep link that names one node opens; the real dataset
+	// drawn in the job's lineage opens by its exact id too.
+	run(t, ctx, d, "deep link", chromedp.Navigate(srv.URL+"/?node="+url.QueryEscape(nodeOfJob(good))+"&up=1&down=1"))
+	li := `#nodelist li[data-node-id=` + cssStr(nodeOf(real)) + `]`
+	waitJS(t, ctx, d, "job lineage", `__lf.ready && document.querySelector(`+jsStr(li)+`) !== null`)
+	run(t, ctx, d, "select the dataset", chromedp.Click(li+` button.nb`, chromedp.ByQuery))
+	waitJS(t, ctx, d, "the real dataset's details", realDetails)
 }

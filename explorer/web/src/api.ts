@@ -5,7 +5,8 @@ export type NodeType = 'DATASET' | 'JOB';
 export type EdgeType = 'INPUT_TO' | 'OUTPUTS' | 'DERIVES';
 
 export interface LNode {
-  id: string;
+  id: string; // after exactIds: the exact node id (vertex:<vertex id>)
+  ref?: string;
   type: NodeType;
   namespace: string;
   name: string;
@@ -20,6 +21,8 @@ export interface LEdge {
   type: EdgeType;
   origin: string;
   destination: string;
+  originRef?: string;
+  destinationRef?: string;
   firstSeen?: number;
   lastSeen?: number;
   lastRunId?: string;
@@ -27,6 +30,7 @@ export interface LEdge {
 
 export interface Lineage {
   center: string;
+  centerRef?: string;
   nodes: LNode[];
   edges: LEdge[];
   truncated: boolean;
@@ -66,6 +70,52 @@ export interface SearchResult {
   name: string;
   matchedAlias?: { namespace: string; name: string } | null;
   matched?: 'name' | 'alias' | 'uri' | 'namespace' | 'glueTable';
+  ref?: string; // exact node id (vertex:<vertex id>): two hits may share id, never ref
+}
+
+// The exact node id (vertex:<vertex id>) of each readable id seen in a
+// lineage answer: every request the UI makes for a node goes by it, so a
+// readable id (dataset:<namespace>:<name>), which may also name another
+// node (namespace "s3" + name "//b:k" and namespace "s3://b" + name "k"),
+// is never resolved by the server.
+const refs = new Map<string, string>();
+
+/** The exact id of node id when a lineage answer gave one, else id. */
+export function exact(id: string): string {
+  return refs.get(id) ?? id;
+}
+
+/** Records that readable id stands for exact id ref (a search hit chosen). */
+export function remember(id: string, ref: string): void {
+  refs.set(id, ref);
+}
+
+/**
+ * Records the refs of a lineage answer. Two nodes of one answer with the
+ * same readable id are keyed by their refs instead (so both are drawn,
+ * apart), with their edges.
+ */
+export function exactIds(l: Lineage): Lineage {
+  const count = new Map<string, number>();
+  for (const n of l.nodes || []) count.set(n.id, (count.get(n.id) ?? 0) + 1);
+  let dup = false;
+  for (const n of l.nodes || []) {
+    if (!n.ref) continue;
+    if ((count.get(n.id) ?? 0) > 1) dup = true;
+    else refs.set(n.id, n.ref);
+  }
+  if (!dup) return l;
+  const dupRefs = new Set((l.nodes || []).filter((n) => n.ref && (count.get(n.id) ?? 0) > 1).map((n) => n.ref as string));
+  return {
+    ...l,
+    center: l.centerRef && dupRefs.has(l.centerRef) ? l.centerRef : l.center,
+    nodes: (l.nodes || []).map((n) => (n.ref && dupRefs.has(n.ref) ? { ...n, id: n.ref } : n)),
+    edges: (l.edges || []).map((e) => ({
+      ...e,
+      origin: e.originRef && dupRefs.has(e.originRef) ? e.originRef : e.origin,
+      destination: e.destinationRef && dupRefs.has(e.destinationRef) ? e.destinationRef : e.destination,
+    })),
+  };
 }
 
 /** An error answer of the API (JSON {code, message}) or a network failure. */
@@ -132,7 +182,7 @@ export function fetchLineage(nodeId: string, up: number, down: number, maxNodes?
 }
 
 export function fetchNode(nodeId: string, signal?: AbortSignal): Promise<NodeDetails> {
-  return getJSON<NodeDetails>('/api/lf/v1/node?' + new URLSearchParams({ nodeId }).toString(), signal);
+  return getJSON<NodeDetails>('/api/lf/v1/node?' + new URLSearchParams({ nodeId: exact(nodeId) }).toString(), signal);
 }
 
 export async function search(q: string, limit: number, signal?: AbortSignal): Promise<SearchResult[]> {
@@ -167,7 +217,7 @@ export interface ColumnLineage {
 
 /** The column lineage of a node's fields, one level upstream. */
 export async function fetchColumnLineage(nodeId: string, signal?: AbortSignal): Promise<ColumnLineage> {
-  const r = await getJSON<ColumnLineage>('/api/lf/v1/column-lineage?' + new URLSearchParams({ nodeId, depth: '1' }).toString(), signal);
+  const r = await getJSON<ColumnLineage>('/api/lf/v1/column-lineage?' + new URLSearchParams({ nodeId: exact(nodeId), depth: '1' }).toString(), signal);
   return { center: r.center, fields: r.fields || [], edges: r.edges || [] };
 }
 

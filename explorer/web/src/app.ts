@@ -85,7 +85,7 @@ class App {
     this.impact = new ImpactPanel($('impact'), { focus: (id) => this.focus(id), failed: (e) => this.showError(e) });
     this.hubs = new HubDialog($('hub-dialog') as HTMLDialogElement, {
       add: (id) => {
-        if (this.state.x.includes(id) || id === this.state.node) return;
+        if (this.state.x.includes(id) || id === this.state.node || id === this.centre()) return;
         this.state.x = [...this.state.x, id];
         this.revealNew = true;
         this.push(false);
@@ -113,7 +113,7 @@ class App {
     $('cy').addEventListener('keydown', (ev) =>
       graphKey(ev, this.graph, {
         selected: () => this.state.sel,
-        centre: () => this.state.node,
+        centre: () => this.centre(),
         select: (id) => this.select(id, true),
         expand: (id) => this.expand(id),
       }),
@@ -134,7 +134,7 @@ class App {
 
     this.setupDepth();
     setupSearch({
-      focus: (id) => this.focus(id),
+      focus: (id, sel) => this.focus(id, sel),
       searched: (e) => {
         this.status.extra = e;
         if (e) this.status.banner(e);
@@ -163,9 +163,18 @@ class App {
     else history.replaceState(null, '', u);
   }
 
+  /**
+   * The id the view's centre is drawn with: state.node may be an exact id
+   * (vertex:..., a search result), the drawn nodes keep their readable ids
+   * unless two of one answer share one (exactIds).
+   */
+  private centre(): string | null {
+    return this.sources.centreOf(this.state) ?? this.state.node;
+  }
+
   /** Open the lineage of a node (search result, "focus" button). */
-  private focus(id: string): void {
-    this.state = { ...this.state, node: id, up: 1, down: 1, sel: id, x: [] };
+  private focus(id: string, sel = id): void {
+    this.state = { ...this.state, node: id, up: 1, down: 1, sel, x: [] };
     this.relayout = true;
     this.push(true);
     this.sync();
@@ -176,7 +185,7 @@ class App {
     if (!n || !this.state.node) return;
     const m = this.sources.moreOf(id);
     if (m.up + m.down === 0) return;
-    if (id === this.state.node || this.state.x.includes(id)) return;
+    if (id === this.state.node || id === this.centre() || this.state.x.includes(id)) return;
     this.state.x = [...this.state.x, id];
     this.revealNew = true;
     this.push(false);
@@ -321,10 +330,17 @@ class App {
     const t0 = performance.now();
     renderStarted(this.hooks, t0);
     const v = this.sources.merge(this.state.ds);
+    const centre = this.centre();
+    // A centre opened by its exact id (a search result): its selection
+    // becomes the id the drawn node has.
+    if (this.state.node?.startsWith('vertex:') && this.state.sel === this.state.node && centre && centre !== this.state.node) {
+      this.state.sel = centre;
+      this.push(false);
+    }
     this.nodes = v.nodes;
     this.edges = v.visE;
     const wasDrawn = this.graph.cy.nodes().length > 0 && !this.relayout;
-    const d = this.graph.draw(v, this.state.node, this.relayout, this.revealNew);
+    const d = this.graph.draw(v, centre, this.relayout, this.revealNew);
     // Nodes that arrived with a live update are marked for a few seconds.
     if (wasDrawn && d.added.length) this.graph.markArrived(d.added, () => this.list.classes());
     if (d.added.length) this.revealNew = false;
@@ -332,7 +348,7 @@ class App {
     const t2 = performance.now();
     this.graph.highlight(this.state.sel);
     const t3 = performance.now();
-    this.list.render(v.visN, v.visE, v.more, this.state.node, this.state.x);
+    this.list.render(v.visN, v.visE, v.more, centre, this.state.x);
     const t4 = performance.now();
     this.updateStatus();
     $('nodecount').textContent = '(' + v.visN.size + (v.truncated ? ', truncated' : '') + ')';

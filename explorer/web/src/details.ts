@@ -49,8 +49,11 @@ export class Details {
     }
     this.shown = id;
     fetchNode(id, ab.signal).then(
-      (d) => {
+      (got) => {
         if (ab.signal.aborted) return;
+        // Asked by exact id (vertex:...): keep it for the buttons, the
+        // readable id of the answer may name another node.
+        const d = id.startsWith('vertex:') ? { ...got, id } : got;
         box.removeAttribute('aria-busy');
         box.replaceChildren(...this.detailsView(d));
         if (d.type === 'DATASET') {

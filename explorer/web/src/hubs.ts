@@ -1,7 +1,7 @@
 // The hidden neighbours of a node past the view's per-level cap ("N more"):
 // a paged, searchable list (/api/lf/v1/neighbors) from which any can be
 // added to the view.
-import { ApiError, getJSON, timeQuery } from './api';
+import { ApiError, exact, getJSON, timeQuery } from './api';
 import type { SearchResult } from './api';
 import { el, kindName } from './dom';
 
@@ -76,7 +76,7 @@ export class HubDialog {
     if (this.abort) this.abort.abort();
     const ab = new AbortController();
     this.abort = ab;
-    const q = new URLSearchParams({ nodeId: this.node, direction: this.dir, limit: String(PAGE), offset: String(this.page * PAGE) });
+    const q = new URLSearchParams({ nodeId: exact(this.node), direction: this.dir, limit: String(PAGE), offset: String(this.page * PAGE) });
     if (this.q.value.trim()) q.set('q', this.q.value.trim());
     const t = timeQuery();
     getJSON<NeighborPage>('/api/lf/v1/neighbors?' + q.toString() + (t ? '&' + t : ''), ab.signal).then(

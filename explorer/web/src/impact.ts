@@ -1,7 +1,7 @@
 // The Impact tab: everything downstream (or upstream) of the selected node
 // to a depth, as a list with type and namespace filters
 // (/api/lf/v1/impact), and the whole list as CSV.
-import { ApiError, getJSON, timeQuery } from './api';
+import { ApiError, exact, getJSON, timeQuery } from './api';
 import type { NodeType } from './api';
 import { el, kindName } from './dom';
 
@@ -71,7 +71,7 @@ export class ImpactPanel {
   }
 
   private query(format: string): string {
-    const q = new URLSearchParams({ nodeId: this.node as string, direction: this.dir.value, depth: this.depth.value || '5' });
+    const q = new URLSearchParams({ nodeId: exact(this.node as string), direction: this.dir.value, depth: this.depth.value || '5' });
     if (this.type.value) q.set('type', this.type.value);
     if (this.ns.value.trim()) q.set('namespace', this.ns.value.trim());
     if (format) q.set('format', format);

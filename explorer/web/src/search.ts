@@ -1,12 +1,12 @@
 // The search box: a combobox of datasets and jobs by name or alias
 // (/api/lf/v1/search), driven by mouse or keyboard.
-import { ApiError, search } from './api';
+import { ApiError, remember, search } from './api';
 import type { SearchResult } from './api';
 import { $, el, kindName } from './dom';
 
 /** What the search box needs from the app. */
 export interface SearchHost {
-  focus(id: string): void; // a result chosen
+  focus(id: string, sel?: string): void; // a result chosen: its exact id, its readable one
   searched(err: ApiError | null): void; // a search answered (null) or failed
 }
 
@@ -37,12 +37,15 @@ export function setupSearch(host: SearchHost): void {
     if (!r) return;
     close();
     input.value = r.name;
-    host.focus(r.id);
+    // Opened by its exact id: the readable one may name another node (a
+    // decoy); the drawn node keeps the readable id, which now stands for it.
+    if (r.ref) remember(r.id, r.ref);
+    host.focus(r.ref || r.id, r.id);
   };
   const show = (): void => {
     list.replaceChildren(
       ...results.map((r, i) => {
-        const li = el('li', { id: 'sr-' + i, role: 'option', 'aria-selected': 'false', 'data-node-id': r.id },
+        const li = el('li', { id: 'sr-' + i, role: 'option', 'aria-selected': 'false', 'data-node-id': r.id, 'data-ref': r.ref || '' },
           el('span', { class: 'kind ' + r.type }, kindName(r.type)),
           el('span', { class: 'nm', title: r.name }, r.name),
           el('span', { class: 'ns', title: r.namespace }, r.namespace + (r.matchedAlias ? ' · alias ' + r.matchedAlias.name : '')),

@@ -1,7 +1,7 @@
 // One live lineage query: its latest snapshot over an event stream
 // (/api/lf/v1/watch), reconnecting when the stream fails, or by reading
 // /api/lf/v1/lineage again every RETRY_MS when it has no stream.
-import { ApiError, fetchLineage, lineageQuery, timeQuery } from './api';
+import { ApiError, exact, exactIds, fetchLineage, lineageQuery, timeQuery } from './api';
 import type { Lineage } from './api';
 import { mark } from './hooks';
 import { takeEarly } from './state';
@@ -78,7 +78,7 @@ export class Source {
   }
 
   private openSSE(): void {
-    const es = new EventSource('/api/lf/v1/watch?' + lineageQuery(this.nodeId, this.up, this.down, this.max));
+    const es = new EventSource('/api/lf/v1/watch?' + lineageQuery(exact(this.nodeId), this.up, this.down, this.max));
     this.es = es;
     // The first event may repeat the snapshot of the boot script's read
     // (no render then): the status must still turn live.
@@ -119,7 +119,7 @@ export class Source {
 
   private async fetchOnce(retrySSE: boolean): Promise<void> {
     try {
-      this.accept(await fetchLineage(this.nodeId, this.up, this.down, this.max, this.abort.signal));
+      this.accept(await fetchLineage(exact(this.nodeId), this.up, this.down, this.max, this.abort.signal));
     } catch (e) {
       if (this.closed || (e as Error).name === 'AbortError') return;
       this.fail(e instanceof ApiError ? e : new ApiError(0, String(e)));
@@ -134,6 +134,7 @@ export class Source {
 
   private accept(l: Lineage): void {
     if (this.closed) return;
+    l = exactIds(l);
     const wasError = this.error !== null;
     this.error = null;
     if (!wasError && this.snapshot && this.snapshot.version === l.version && l.version) return;

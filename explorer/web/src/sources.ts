@@ -76,6 +76,13 @@ export class Sources {
     }
   }
 
+  /** The exact id of the centre of s, once its source answered (null before). */
+  centreOf(s: ViewState): string | null {
+    if (!s.node) return null;
+    const [up, down] = centreDepths(s);
+    return this.all.get(Source.keyOf(s.node, up, down, s.max))?.snapshot?.center ?? null;
+  }
+
   /** Every source has a snapshot. */
   allLoaded(): boolean {
     for (const s of this.all.values()) if (!s.snapshot) return false;
