@@ -18,6 +18,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/cli"
+	"github.com/lineageflow/lineageflow/lineage"
 	"github.com/lineageflow/lineageflow/processor"
 )
 
@@ -95,12 +96,12 @@ func deadLetters(ctx context.Context, args []string) error {
 
 // listParked prints the parked sink batches.
 func listParked(db *pebble.DB, tw *tabwriter.Writer) error {
-	fmt.Fprintln(tw, "SHARD\tOUTBOX_SEQ\tAT\tATTEMPTS\tVERTICES\tEDGES\tITEM\tREASON")
+	fmt.Fprintln(tw, "SHARD\tOUTBOX_SEQ\tAT\tATTEMPTS\tVERTICES\tEDGES\tITEM\tFROM\tREASON")
 	n := 0
 	err := checkpoint.ListParked(db, func(p checkpoint.Parked) error {
 		n++
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\n", p.Shard, p.OutboxSeq, p.At.Format("2006-01-02T15:04:05.000Z"), p.Attempts, p.Vertices, p.Edges,
-			shortItem(p.Item), shortItem(p.Reason))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", p.Shard, p.OutboxSeq, p.At.Format("2006-01-02T15:04:05.000Z"), p.Attempts, p.Vertices, p.Edges,
+			shortItem(p.Item), parkedFrom(p), shortItem(p.Reason))
 		return nil
 	})
 	if ferr := tw.Flush(); err == nil {
@@ -182,7 +183,7 @@ func listFromWorker(ctx context.Context, addr string, parked bool) error {
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	if parked {
-		fmt.Fprintln(tw, "SHARD\tOUTBOX_SEQ\tAT\tATTEMPTS\tVERTICES\tEDGES\tITEM\tREASON")
+		fmt.Fprintln(tw, "SHARD\tOUTBOX_SEQ\tAT\tATTEMPTS\tVERTICES\tEDGES\tITEM\tFROM\tREASON")
 	} else {
 		fmt.Fprintln(tw, "SHARD\tSEQ\tSUB\tARRIVAL\tREASON\tFIELD\tMESSAGE")
 	}
@@ -205,8 +206,8 @@ func listFromWorker(ctx context.Context, addr string, parked bool) error {
 		case l.Parked != nil:
 			p := l.Parked
 			n++
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\n", p.Shard, p.OutboxSeq, p.At.Format("2006-01-02T15:04:05.000Z"), p.Attempts, p.Vertices, p.Edges,
-				shortItem(p.Item), shortItem(p.Reason))
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", p.Shard, p.OutboxSeq, p.At.Format("2006-01-02T15:04:05.000Z"), p.Attempts, p.Vertices, p.Edges,
+				shortItem(p.Item), parkedFrom(*p), shortItem(p.Reason))
 		}
 	}
 	if err := errors.Join(sc.Err(), tw.Flush()); err != nil {
@@ -224,4 +225,44 @@ func listFromWorker(ctx context.Context, addr string, parked bool) error {
 	}
 	fmt.Fprintf(os.Stderr, "%d %s (from the running worker at %s)\n", n, what, addr)
 	return nil
+}
+
+// parkedFrom names the report that produced a parked item: the run and
+// eventTime of an edge (its lastRunId and lastSeen), or the newest stamped
+// property of a vertex (its lastRunId when it has one). "-" for a whole
+// parked entry or an item that cannot be read.
+func parkedFrom(p checkpoint.Parked) string {
+	if p.Item == "" {
+		return "-"
+	}
+	e, err := processor.DecodeOutbox(p.Entry)
+	if err != nil {
+		return "-"
+	}
+	at := func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
+	for _, ed := range e.Batch.Edges {
+		if ed.ID == p.Item {
+			return fmt.Sprintf("run %s at %s", shortItem(ed.LastRunID), at(ed.LastSeen))
+		}
+	}
+	for _, v := range e.Batch.Vertices {
+		if v.ID != p.Item {
+			continue
+		}
+		var newest int64
+		for _, x := range v.Props.List() {
+			if !x.IsNum || x.Key == lineage.PropLastSeen {
+				newest = max(newest, x.Stamp)
+			}
+		}
+		run := "-"
+		if x, ok := v.Props.Get(lineage.PropLastRunID); ok {
+			run = shortItem(x.Str)
+		}
+		if newest == 0 {
+			return "run " + run
+		}
+		return fmt.Sprintf("run %s at %s", run, at(newest))
+	}
+	return "-"
 }
