@@ -6,7 +6,7 @@
 # static; TestDockerignoreKeepsTheBuild checks .dockerignore keeps every
 # package the build needs), since this image cannot be built in CI.
 
-FROM golang:1.24-bookworm AS build
+FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
