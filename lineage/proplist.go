@@ -2,6 +2,8 @@ package lineage
 
 import (
 	"encoding/binary"
+	"encoding/json"
+	"slices"
 
 	"github.com/lineageflow/lineageflow/internal/enc"
 )
@@ -159,4 +161,48 @@ func varintLen(x int64) int {
 		ux = ^ux
 	}
 	return uvarintLen(ux)
+}
+
+// RunListCap is the most dataset ids a Run vertex's inputs (or outputs)
+// list holds; its inputCount (outputCount) counts them all.
+const RunListCap = 32
+
+// AppendRunDatasetProps appends to ps the Run vertex properties of the
+// datasets a run read (ins) and wrote (outs), ids without repeats, all
+// the run's so far: inputs and outputs, the RunListCap smallest ids in
+// order encoded as a JSON array (a string, last writer wins with the
+// list's full length as stamp: a run's set only grows, so the longest
+// wins whatever the order of the writes), and inputCount and outputCount
+// (maximum). An empty set gives no property.
+func AppendRunDatasetProps(ps []Prop, ins, outs []string) []Prop {
+	for _, l := range [2]struct {
+		ids         []string
+		list, count string
+	}{{ins, PropInputs, PropInputCount}, {outs, PropOutputs, PropOutputCount}} {
+		if len(l.ids) == 0 {
+			continue
+		}
+		n := int64(len(l.ids))
+		ps = append(ps, StrLWW(l.list, RunDatasetList(l.ids), n), NumMax(l.count, n))
+	}
+	return ps
+}
+
+// RunDatasetList encodes ids (no repeats; sorted in place) as a Run
+// vertex list property: the RunListCap smallest, a JSON array.
+func RunDatasetList(ids []string) string {
+	slices.Sort(ids)
+	ids = append([]string{}, ids[:min(len(ids), RunListCap)]...) // [] for none
+	b, _ := json.Marshal(ids)
+	return string(b)
+}
+
+// ParseRunDatasetList decodes a Run vertex list property; nil if it is
+// not one.
+func ParseRunDatasetList(s string) []string {
+	var ids []string
+	if json.Unmarshal([]byte(s), &ids) != nil {
+		return nil
+	}
+	return ids
 }
