@@ -182,19 +182,55 @@ func AppendRunDatasetProps(ps []Prop, ins, outs []string) []Prop {
 		if len(l.ids) == 0 {
 			continue
 		}
-		n := int64(len(l.ids))
-		ps = append(ps, StrLWW(l.list, RunDatasetList(l.ids), n), NumMax(l.count, n))
+		r := RunDatasetProps(l.ids, l.list, l.count)
+		ps = append(ps, r[:]...)
 	}
 	return ps
+}
+
+// RunDatasetProps returns the count (key count) and list (key list)
+// properties of the dataset ids ids, in key order (see
+// AppendRunDatasetProps).
+func RunDatasetProps(ids []string, list, count string) [2]Prop {
+	n := int64(len(ids))
+	return [2]Prop{NumMax(count, n), StrLWW(list, RunDatasetList(ids), n)}
 }
 
 // RunDatasetList encodes ids (no repeats; sorted in place) as a Run
 // vertex list property: the RunListCap smallest, a JSON array.
 func RunDatasetList(ids []string) string {
 	slices.Sort(ids)
-	ids = append([]string{}, ids[:min(len(ids), RunListCap)]...) // [] for none
-	b, _ := json.Marshal(ids)
-	return string(b)
+	n := 2
+	for _, id := range ids[:min(len(ids), RunListCap)] {
+		n += len(id) + 3
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, id := range ids[:min(len(ids), RunListCap)] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, id)
+	}
+	return string(append(b, ']'))
+}
+
+// appendJSONString appends s to b as a JSON string (s is UTF-8: the
+// decoder's; only '"', '\\' and control characters are escaped).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 // ParseRunDatasetList decodes a Run vertex list property; nil if it is

@@ -331,3 +331,26 @@ func TestMerge(t *testing.T) {
 		t.Errorf("merged with a closed run: %+v", a)
 	}
 }
+
+// A Run event's properties come in key order (lineage.MakeProps encodes
+// them without sorting), every optional one present.
+func TestRunEventPropsInKeyOrder(t *testing.T) {
+	t.Parallel()
+	ev := runEv(lineage.TypeFail, 200, nil, nil)
+	ev.Run.HasError, ev.Run.ErrorMessage = true, "boom"
+	ev.Run.HasNominalStart, ev.Run.HasNominalEnd = true, true
+	ev.Parent = &lineage.ParentRun{RunID: "parent", Job: lineage.Job{Namespace: "n", Name: "p"}}
+	ps := appendRunEventProps(nil, "r", lineage.Job{Namespace: "n", Name: "j"}, "job:1:n/j", ev, 100, 200, true,
+		[]string{"b", "a"}, []string{"c"})
+	if len(ps) != 17 {
+		t.Fatalf("%d properties, want 17: %+v", len(ps), ps)
+	}
+	for i := 1; i < len(ps); i++ {
+		if ps[i-1].Key >= ps[i].Key {
+			t.Fatalf("%s before %s", ps[i-1].Key, ps[i].Key)
+		}
+	}
+	if got, want := lineage.MakeProps(ps...), lineage.Props("").With(ps...); got != want {
+		t.Fatal("MakeProps of the ordered set differs from a merge")
+	}
+}

@@ -28,20 +28,37 @@ func (x *Rules) runVertex(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
 	if x.cfg.Runs == RunsNone {
 		return
 	}
-	x.propBuf = appendRunEventProps(x.propBuf[:0], r.ID, r.Job, r.JobID, ev, st.StartMin, st.EndMax, st.HasEnd)
 	nr, nw := len(st.Reads), len(st.Writes)
 	st.Reads = addRefs(x.ids, st.Reads, ev.Inputs)
 	st.Writes = addRefs(x.ids, st.Writes, ev.Outputs)
-	if len(st.Reads) != nr || len(st.Writes) != nw {
-		x.propBuf = lineage.AppendRunDatasetProps(x.propBuf, refIDs(st.Reads), refIDs(st.Writes))
-	}
-	st.Props.Add(x.propBuf...)
-	if x.cfg.Runs == RunsFailed {
-		closing := (r.Status == StatusOpen || r.Status == StatusStreaming) && x.cfg.Policy == PolicyStrict &&
-			(ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort)
-		if r.Status != StatusClosed && !closing {
-			return
+	// The dataset lists when they grew (or, -runs all, the run's earlier
+	// emissions may be lost: Reemit); an empty one is left out.
+	var ins, outs []string
+	if len(st.Reads) != nr || len(st.Writes) != nw || (r.Reemit && x.cfg.Runs == RunsAll) {
+		x.idBuf = refIDs(x.idBuf[:0], st.Reads)
+		n := len(x.idBuf)
+		x.idBuf = refIDs(x.idBuf, st.Writes)
+		if n > 0 {
+			ins = x.idBuf[:n:n]
 		}
+		if len(x.idBuf) > n {
+			outs = x.idBuf[n:]
+		}
+	}
+	x.propBuf = appendRunEventProps(x.propBuf[:0], r.ID, r.Job, r.JobID, ev, st.StartMin, st.EndMax, st.HasEnd, ins, outs)
+	if x.cfg.Runs == RunsAll {
+		// Every event writes what it adds (the window and the graph
+		// merge).
+		em.Touch(bucket, FromRun)
+		em.AddVertexProps(bucket, lineage.Vertex{ID: lineage.RunVertexID(r.ID), Label: lineage.LabelRun}, x.propBuf)
+		return
+	}
+	// -runs failed: folded until the run fails, then written whole.
+	st.Props.Add(x.propBuf...)
+	closing := (r.Status == StatusOpen || r.Status == StatusStreaming) && x.cfg.Policy == PolicyStrict &&
+		(ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort)
+	if r.Status != StatusClosed && !closing {
+		return
 	}
 	em.Touch(bucket, FromRun)
 	rv := lineage.RunVertex(r.ID)
@@ -60,55 +77,69 @@ func addRefs(ids *IDs, rs []DatasetRef, ds []lineage.Dataset) []DatasetRef {
 	return rs
 }
 
-// refIDs returns the ids of rs.
-func refIDs(rs []DatasetRef) []string {
-	out := make([]string, len(rs))
+// refIDs appends the ids of rs to out.
+func refIDs(out []string, rs []DatasetRef) []string {
 	for i := range rs {
-		out[i] = rs[i].ID
+		out = append(out, rs[i].ID)
 	}
 	return out
 }
 
 // RunEventProps are the Run vertex properties one RunEvent ev of run runID
-// (job j, of vertex id jobID) gives, but the dataset lists, knowing the run's earliest eventTime startMin and, if
-// hasEnd, its latest terminal eventTime endMax so far. The reference model
-// computes the same from the whole stream.
+// (job j, of vertex id jobID) gives, but the dataset lists, knowing the
+// run's earliest eventTime startMin and, if hasEnd, its latest terminal
+// eventTime endMax so far. The reference model computes the same from the
+// whole stream.
 func RunEventProps(runID string, j lineage.Job, jobID string, ev *lineage.Event, startMin, endMax int64, hasEnd bool) []lineage.Prop {
-	return appendRunEventProps(make([]lineage.Prop, 0, 12), runID, j, jobID, ev, startMin, endMax, hasEnd)
+	return appendRunEventProps(make([]lineage.Prop, 0, 17), runID, j, jobID, ev, startMin, endMax, hasEnd, nil, nil)
 }
 
 // appendRunEventProps appends RunEventProps(runID, j, jobID, ev,
-// startMin, endMax, hasEnd) to ps.
-func appendRunEventProps(ps []lineage.Prop, runID string, j lineage.Job, jobID string, ev *lineage.Event, startMin, endMax int64, hasEnd bool) []lineage.Prop {
+// startMin, endMax, hasEnd) to ps in key order (a set as it is: MakeProps
+// does not sort it), with the dataset list properties of ins and outs
+// (lineage.RunDatasetProps) unless nil.
+func appendRunEventProps(ps []lineage.Prop, runID string, j lineage.Job, jobID string, ev *lineage.Event, startMin, endMax int64, hasEnd bool, ins, outs []string) []lineage.Prop {
 	t := ev.Time.UnixMilli()
-	ps = append(ps,
-		lineage.StrConst(lineage.PropRunID, runID),
-		lineage.StrConst(lineage.PropJobNamespace, j.Namespace),
-		lineage.StrConst(lineage.PropJobName, j.Name),
-		lineage.StrConst(lineage.PropJob, jobID),
-		lineage.NumMin(lineage.PropStartedAt, t),
-		lineage.NumMax(lineage.PropUpdatedAt, t),
-	)
-	if p, ok := lineage.RunStateProp(ev.Type, t); ok {
-		ps = append(ps, p)
+	// Keys in order: durationMs endedAt errorMessage inputCount inputs job
+	// jobName jobNamespace nominalEndTime nominalStartTime outputCount
+	// outputs parentRunId runId startedAt state updatedAt.
+	if hasEnd && endMax >= startMin {
+		ps = append(ps, lineage.NumMax(lineage.PropDurationMs, endMax-startMin))
 	}
 	if ev.Type.Terminal() {
 		ps = append(ps, lineage.NumMax(lineage.PropEndedAt, t))
 	}
-	if hasEnd && endMax >= startMin {
-		ps = append(ps, lineage.NumMax(lineage.PropDurationMs, endMax-startMin))
-	}
 	if ev.Run.HasError {
 		ps = append(ps, lineage.StrLWW(lineage.PropErrorMessage, ev.Run.ErrorMessage, t))
+	}
+	if ins != nil {
+		l := lineage.RunDatasetProps(ins, lineage.PropInputs, lineage.PropInputCount)
+		ps = append(ps, l[:]...)
+	}
+	ps = append(ps,
+		lineage.StrConst(lineage.PropJob, jobID),
+		lineage.StrConst(lineage.PropJobName, j.Name),
+		lineage.StrConst(lineage.PropJobNamespace, j.Namespace),
+	)
+	if ev.Run.HasNominalEnd {
+		ps = append(ps, lineage.NumLWW(lineage.PropNominalEndTime, ev.Run.NominalEnd, t))
 	}
 	if ev.Run.HasNominalStart {
 		ps = append(ps, lineage.NumLWW(lineage.PropNominalStartTime, ev.Run.NominalStart, t))
 	}
-	if ev.Run.HasNominalEnd {
-		ps = append(ps, lineage.NumLWW(lineage.PropNominalEndTime, ev.Run.NominalEnd, t))
+	if outs != nil {
+		l := lineage.RunDatasetProps(outs, lineage.PropOutputs, lineage.PropOutputCount)
+		ps = append(ps, l[:]...)
 	}
 	if ev.Parent != nil && ev.Parent.RunID != runID {
 		ps = append(ps, lineage.StrLWW(lineage.PropParentRunID, ev.Parent.RunID, t))
 	}
-	return ps
+	ps = append(ps,
+		lineage.StrConst(lineage.PropRunID, runID),
+		lineage.NumMin(lineage.PropStartedAt, t),
+	)
+	if p, ok := lineage.RunStateProp(ev.Type, t); ok {
+		ps = append(ps, p)
+	}
+	return append(ps, lineage.NumMax(lineage.PropUpdatedAt, t))
 }
