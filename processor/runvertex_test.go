@@ -158,7 +158,7 @@ func BenchmarkWriteReduction(b *testing.B) {
 		}
 	}
 	nRuns := len(runIDs)
-	for _, refresh := range []time.Duration{0, time.Minute} {
+	for _, refresh := range []time.Duration{0, 20 * time.Second, 30 * time.Second, time.Minute} {
 		suffix := ""
 		if refresh > 0 {
 			suffix = ",refresh-window=" + refresh.String()
