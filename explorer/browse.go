@@ -83,7 +83,7 @@ func (s *Server) refreshLanding(ctx context.Context) error {
 		__ := gremlingo.T__
 		return g.V().HasLabel(lineage.LabelRun).Has(lineage.PropState, string(lineage.TypeFail)).
 			Order().By(__.Coalesce(__.Values(lineage.PropUpdatedAt), __.Constant(int64(0))), gremlingo.Order.Desc).Limit(landingItems*4).
-			Project("job", "p").By(__.Out(edgeRunOf).Id().Limit(1).Fold()).By(__.ValueMap(lineage.PropRunID, lineage.PropUpdatedAt, lineage.PropErrorMessage))
+			Project("job", "p").By(__.Values(lineage.PropJob).Limit(1).Fold()).By(__.ValueMap(lineage.PropRunID, lineage.PropUpdatedAt, lineage.PropErrorMessage))
 	})
 	var failed []FailedJob
 	if err == nil {

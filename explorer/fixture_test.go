@@ -22,7 +22,7 @@ import (
 //	odd(weird names) -INPUT_TO-> etl ; etl -OUTPUTS-> long (100 KB name)
 //
 // plus, written directly (the model's labels, not yet written by the
-// sink): Run vertices of etl (one COMPLETE, one FAIL that WROTE ghost) and
+// sink): Run vertices of etl (one COMPLETE, one FAIL that wrote ghost) and
 // agg, and a DatasetAlias "clean_v" -ALIAS_OF-> clean.
 var (
 	fxNS     = "ns1"
@@ -93,18 +93,38 @@ func writeModelExtras(t testing.TB, endpoint string) {
 	}
 	defer closeFn()
 	T := gremlingo.T
-	run := func(id, job, state string, started, ended int64, errMsg string) {
+	// A Run vertex names its job and the datasets it read and wrote in
+	// properties: a run has no edge.
+	run := func(id, job, state string, started, ended int64, errMsg string, ins, outs []lineage.Dataset) {
 		p := map[any]any{T.Id: vertexID("run:", id, ""), T.Label: "Run"}
-		if _, err := g.MergeV(p).Property("runId", id).Property("jobNamespace", fxNS).Property("jobName", job).
+		ids := func(ds []lineage.Dataset) []string {
+			out := []string{}
+			for _, d := range ds {
+				out = append(out, lineage.DatasetID(d))
+			}
+			return out
+		}
+		tr := g.MergeV(p).Property("runId", id).Property("jobNamespace", fxNS).Property("jobName", job).
+			Property("job", lineage.JobID(lineage.Job{Namespace: fxNS, Name: job})).
 			Property("state", state).Property("state_ts", ended).Property("startedAt", started).Property("endedAt", ended).
-			Property("durationMs", ended-started).Property("updatedAt", ended).Property("errorMessage", errMsg).ToList(); err != nil {
+			Property("durationMs", ended-started).Property("updatedAt", ended).Property("errorMessage", errMsg)
+		for _, l := range []struct {
+			k, n string
+			ds   []lineage.Dataset
+		}{{lineage.PropInputs, lineage.PropInputCount, ins}, {lineage.PropOutputs, lineage.PropOutputCount, outs}} {
+			if len(l.ds) > 0 {
+				tr = tr.Property(l.k, lineage.RunDatasetList(ids(l.ds))).Property(l.n, int64(len(l.ds)))
+			}
+		}
+		if _, err := tr.ToList(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	run(fxRunOK, "etl", "COMPLETE", 1000, 1500, "")
-	run(fxRunFail, "etl", "FAIL", 4000, 4200, "boom")
-	run(fxRunAgg, "agg", "COMPLETE", 2000, 2600, "")
-	// The ghost dataset exists only through the failed run's WROTE edge.
+	run(fxRunOK, "etl", "COMPLETE", 1000, 1500, "", []lineage.Dataset{fxRaw}, []lineage.Dataset{fxClean})
+	run(fxRunFail, "etl", "FAIL", 4000, 4200, "boom", []lineage.Dataset{fxRaw}, []lineage.Dataset{fxGhost})
+	run(fxRunAgg, "agg", "COMPLETE", 2000, 2600, "", nil, nil)
+	// The ghost dataset is only in the failed run's outputs (and a vertex
+	// of its own, which no lineage edge touches).
 	if _, err := g.MergeV(map[any]any{T.Id: lineage.DatasetID(fxGhost), T.Label: "Dataset"}).
 		Property("namespace", fxNS).Property("name", "ghost").ToList(); err != nil {
 		t.Fatal(err)
@@ -114,14 +134,6 @@ func writeModelExtras(t testing.TB, endpoint string) {
 			t.Fatal(err)
 		}
 	}
-	rv := func(id string) string { return vertexID("run:", id, "") } // lineage.RunVertexID of the model
-	edge("RUN_OF", rv(fxRunOK), lineage.JobID(fxETL))
-	edge("RUN_OF", rv(fxRunFail), lineage.JobID(fxETL))
-	edge("RUN_OF", rv(fxRunAgg), lineage.JobID(fxAgg))
-	edge("READ", rv(fxRunFail), lineage.DatasetID(fxRaw))
-	edge("WROTE", rv(fxRunFail), lineage.DatasetID(fxGhost))
-	edge("READ", rv(fxRunOK), lineage.DatasetID(fxRaw))
-	edge("WROTE", rv(fxRunOK), lineage.DatasetID(fxClean))
 	alias := aliasVertexID("warehouse", "clean_v")
 	if _, err := g.MergeV(map[any]any{T.Id: alias, T.Label: "DatasetAlias"}).
 		Property("namespace", "warehouse").Property("name", "clean_v").Property("type", "VIEW").ToList(); err != nil {

@@ -12,14 +12,13 @@ import (
 	"github.com/lineageflow/lineageflow/lineage"
 )
 
-// Edge labels. Only these three are lineage; a Run's READ/WROTE edges never
-// are (a failed run reads and writes, but gives no lineage).
+// Edge labels. Only these three are lineage (a failed run reads and
+// writes, but gives no lineage: its Run vertex lists its datasets).
 const (
 	EdgeInputTo = lineage.EdgeInputTo
 	EdgeOutputs = lineage.EdgeOutputs
 	EdgeDerives = lineage.EdgeDerives
 
-	edgeRunOf   = lineage.EdgeRunOf
 	edgeAliasOf = lineage.EdgeAliasOf
 )
 
@@ -262,29 +261,66 @@ func (w *walk) merge(rows []levelRow, up bool) []string {
 	return next
 }
 
+// runStates marks the jobs found that have a FAILed run among their Run
+// vertices (found by their job property), and gives a job without a
+// latest run state (a graph older than the health properties) its newest
+// run's state.
+func (w *walk) runStates(ctx context.Context) error {
+	var jobs, stateless []string
+	for id, n := range w.nodes {
+		if r, ok := refOfVertexID(id); ok && r.Kind == KindJob {
+			jobs = append(jobs, id)
+			if n.lastState == nil {
+				stateless = append(stateless, id)
+			}
+		}
+	}
+	if len(jobs) > 0 {
+		rows, err := w.s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+			return g.V().HasLabel(lineage.LabelRun).Has(lineage.PropJob, gremlingo.P.Within(anyStrings(jobs)...)).
+				Has(lineage.PropState, string(lineage.TypeFail)).Values(lineage.PropJob).Dedup()
+		})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if n := w.nodes[asString(r.GetInterface())]; n != nil {
+				n.failed = true
+			}
+		}
+	}
+	newest, err := w.s.runsOfJobs(ctx, stateless)
+	if err != nil {
+		return err
+	}
+	for id, rs := range newest {
+		if n := w.nodes[id]; n != nil && len(rs) > 0 {
+			st := asString(rs[0][lineage.PropState])
+			n.lastState = &st
+		}
+	}
+	return nil
+}
+
 func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 	ids := append([]string(nil), w.order...)
 	countCap := w.s.cfg.CountCap
 	tf := w.tf
 	rows, err := w.s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, P, __ := gremlingo.T, gremlingo.P, gremlingo.T__
-		updated := __.Coalesce(__.Values(lineage.PropUpdatedAt), __.Constant(int64(0)))
 		// aggregate("s") collects the found vertices first (a barrier);
 		// where(within("s")) then tests each edge's target against that
 		// set by hash (BulkSet.contains), where hasId(within(ids...))
 		// compared it with every id: the edge scan was most of this
 		// request's time (explorer/bench_test.go BenchmarkLineageDepth5Phases).
-		return g.V(anyStrings(ids)...).Aggregate("found").Project("id", "in", "out", "e", "last", "failed").
+		return g.V(anyStrings(ids)...).Aggregate("found").Project("id", "in", "out", "e", "last").
 			By(T.Id).
 			By(tf.keep(__.InE(walkLabels...)).Limit(countCap).Count()).
 			By(tf.keep(__.OutE(walkLabels...)).Limit(countCap).Count()).
 			By(tf.keep(__.OutE(lineageLabels...)).Limit(countCap).Where(__.InV().Where(P.Within("found"))).
 				Project("id", "label", "i", "p").By(T.Id).By(T.Label).By(__.InV().Id()).By(__.ValueMap()).Fold()).
-			// The job's latest run by eventTime (its health property), else
-			// its newest recorded run.
-			By(__.Coalesce(__.Values(lineage.PropLatestRunState),
-				__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(1).Values(lineage.PropState)).Fold()).
-			By(__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Has(lineage.PropState, string(lineage.TypeFail)).Limit(1).Count())
+			// The job's latest run by eventTime (its health property).
+			By(__.Values(lineage.PropLatestRunState).Fold())
 	})
 	if err != nil {
 		return nil, err
@@ -318,9 +354,9 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 			}
 			n.lastState = &st
 		}
-		if c, ok := asInt64(m["failed"]); ok && c > 0 {
-			n.failed = true
-		}
+	}
+	if err := w.runStates(ctx); err != nil {
+		return nil, err
 	}
 	res := &Lineage{Center: center.NodeID(), CenterRef: center.ExactNodeID(), Truncated: w.truncated, HiddenEdges: w.hidden}
 	if tf.active() {

@@ -172,7 +172,7 @@ func (n notImpl) check(t *testing.T, ns string) {
 
 // loadEvents drops the graph and writes the graph the pipeline writes for
 // records (the reference model's, which the processor's tests hold it to,
-// -runs failed, the default) with the sink.
+// -runs all, the default: every run recorded) with the sink.
 func loadEvents(t testing.TB, endpoint string, records [][]byte) {
 	t.Helper()
 	if err := lfgraph.Drop(endpoint); err != nil {
@@ -230,7 +230,8 @@ func recoveredEvents() [][]byte {
 // read with the real marquez-python client: latestRun is the COMPLETE
 // (by eventTime, not the newest Run vertex), its runs list both runs and
 // get_job_run answers each; a job that never failed has its COMPLETE as
-// latestRun (no Run vertex under -runs failed); tags are listed. The
+// latestRun, and every run id of every job is readable (every run is
+// recorded); tags are listed. The
 // explorer's own lineage shows the recovered job healthy (last run
 // COMPLETE) with its failed run in its history, the failing one FAIL.
 func TestMarquezPythonClientRecoveredJob(t *testing.T) {
@@ -271,9 +272,13 @@ func TestMarquezPythonClientRecoveredJob(t *testing.T) {
 	job = got["job"].(map[string]any)
 	check("clean latestRun", []any{job["latestRunState"], job["latestRunId"]}, []any{"COMPLETED", r + "4"})
 	check("clean run", got["run"], "COMPLETED")
+	check("clean runs", got["runs"], []any{[]any{r + "4", "COMPLETED"}})
+	check("clean runs by id", got["runById"], map[string]any{r + "4": "COMPLETED"})
 	got = read("daily_orders.flaky", "raw.orders", r+"5")
 	job = got["job"].(map[string]any)
 	check("flaky latestRun", []any{job["latestRunState"], job["latestRunId"]}, []any{"FAILED", r + "5"})
+	check("flaky runs by id", got["runById"], map[string]any{r + "5": "FAILED"})
+	check("flaky run", got["run"], "FAILED")
 
 	// Marquez routes the client has no method for.
 	getJSON := func(path string, v any) {

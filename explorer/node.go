@@ -3,6 +3,7 @@ package explorer
 import (
 	"context"
 	"net/http"
+	"sort"
 	"strings"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
@@ -79,8 +80,7 @@ func (s *Server) details(ctx context.Context, ids []string, runs int) (map[strin
 	}
 	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, __ := gremlingo.T, gremlingo.T__
-		updated := __.Coalesce(__.Values(lineage.PropUpdatedAt), __.Constant(int64(0)))
-		return g.V(anyStrings(ids)...).Project("id", "p", "aliases", "first", "last", "runs", "in", "out").
+		return g.V(anyStrings(ids)...).Project("id", "p", "aliases", "first", "last", "in", "out").
 			By(T.Id).
 			By(__.ValueMap()).
 			By(__.In(edgeAliasOf).HasLabel(lineage.LabelDatasetAlias).Limit(s.cfg.MaxFanOut).
@@ -88,7 +88,6 @@ func (s *Server) details(ctx context.Context, ids []string, runs int) (map[strin
 			By(__.BothE(lineageLabels...).Limit(s.cfg.CountCap).Values(lineage.PropFirstSeen).Min().Fold()).
 			By(__.BothE(lineageLabels...).Limit(s.cfg.CountCap).Has(lineage.PropLastSeen).
 				Order().By(lineage.PropLastSeen, gremlingo.Order.Desc).Limit(1).ValueMap().Fold()).
-			By(__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(runs).ValueMap().Fold()).
 			By(__.In(walkLabels...).Limit(s.cfg.MaxFanOut).Id().Fold()).
 			By(__.Out(walkLabels...).Limit(s.cfg.MaxFanOut).Id().Fold())
 	})
@@ -107,6 +106,62 @@ func (s *Server) details(ctx context.Context, ids []string, runs int) (map[strin
 			continue
 		}
 		out[vid] = nodeDetails(ref, m)
+	}
+	if runs <= 0 {
+		return out, nil
+	}
+	var jobs []string
+	for id := range out {
+		if r, ok := refOfVertexID(id); ok && r.Kind == KindJob {
+			jobs = append(jobs, id)
+		}
+	}
+	byJob, err := s.runsOfJobs(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	for id, rs := range byJob {
+		for _, p := range rs[:min(len(rs), runs)] {
+			out[id].Runs = append(out[id].Runs, runSummary(p))
+		}
+	}
+	return out, nil
+}
+
+// runsOfJobs reads the Run vertices of the Job vertices jobs, at most
+// RunScan per job, by job vertex id, newest updatedAt first: a Run vertex
+// names its job in its job property (a has() on it: a run has no edge).
+func (s *Server) runsOfJobs(ctx context.Context, jobs []string) (map[string][]map[string]any, error) {
+	out := map[string][]map[string]any{}
+	if len(jobs) == 0 {
+		return out, nil
+	}
+	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
+		return g.V().HasLabel(lineage.LabelRun).Has(lineage.PropJob, gremlingo.P.Within(anyStrings(jobs)...)).
+			Limit(s.cfg.RunScan * len(jobs)).ValueMap()
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		m, err := rowMap(r)
+		if err != nil {
+			return nil, err
+		}
+		p := props(m)
+		j := asString(p[lineage.PropJob])
+		if len(out[j]) < s.cfg.RunScan {
+			out[j] = append(out[j], p)
+		}
+	}
+	updated := func(p map[string]any) int64 { v, _ := asInt64(p[lineage.PropUpdatedAt]); return v }
+	for _, rs := range out {
+		sort.SliceStable(rs, func(a, b int) bool {
+			if ua, ub := updated(rs[a]), updated(rs[b]); ua != ub {
+				return ua > ub
+			}
+			return asString(rs[a][lineage.PropRunID]) > asString(rs[b][lineage.PropRunID])
+		})
 	}
 	return out, nil
 }
@@ -144,11 +199,6 @@ func nodeDetails(ref Ref, m map[any]any) *NodeDetails {
 				rid := asString(v)
 				d.LastRunID = &rid
 			}
-		}
-	}
-	for _, r := range list(m["runs"]) {
-		if rm, ok := r.(map[any]any); ok {
-			d.Runs = append(d.Runs, runSummary(props(rm)))
 		}
 	}
 	for _, id := range list(m["in"]) {

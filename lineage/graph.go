@@ -14,16 +14,15 @@ const (
 	// EdgeDerives is the collapsed origin->destination edge Dataset -[DERIVES]-> Dataset.
 	EdgeDerives = "DERIVES"
 
-	// EdgeRunOf is Run -[RUN_OF]-> Job.
+	// EdgeRunOf (Run -[RUN_OF]-> Job), EdgeRead and EdgeWrote (Run ->
+	// Dataset) are no longer written: a Run vertex names its job and its
+	// datasets in properties (PropJob, PropInputs, PropOutputs). Kept for
+	// graphs written before, and the sink's conformance tests.
 	EdgeRunOf = "RUN_OF"
-	// EdgeRead is Run -[READ]-> Dataset: the run named the dataset as an
-	// input, whatever its outcome. Not lineage (FAILed runs have it too).
-	EdgeRead = "READ"
-	// EdgeWrote is Run -[WROTE]-> Dataset: the run named the dataset as
-	// an output, whatever its outcome. Not lineage.
+	EdgeRead  = "READ"
 	EdgeWrote = "WROTE"
-	// EdgeChildOf is Job -[CHILD_OF]-> Job (the parent run facet's job)
-	// and Run -[CHILD_OF]-> Run (its run). Structure, not lineage.
+	// EdgeChildOf is Job -[CHILD_OF]-> Job (the parent run facet's job).
+	// Structure, not lineage.
 	EdgeChildOf = "CHILD_OF"
 	// EdgeDependsOn is Job -[DEPENDS_ON]-> Job: the jobDependencies run
 	// facet's upstream jobs of the event's job (and its downstream jobs
@@ -57,6 +56,11 @@ const (
 	PropNominalStartTime = "nominalStartTime" // nominalTime run facet, last writer wins
 	PropNominalEndTime   = "nominalEndTime"   // idem
 	PropParentRunID      = "parentRunId"      // the parent run facet's runId, last writer wins
+	PropJob              = "job"              // the Job vertex id of the run's job (constant): runs are found by it
+	PropInputs           = "inputs"           // the ids of the datasets the run read, a capped list (see RunDatasetList)
+	PropOutputs          = "outputs"          // the ids of the datasets the run wrote, idem
+	PropInputCount       = "inputCount"       // how many datasets it read (maximum): more than inputs holds when capped
+	PropOutputCount      = "outputCount"      // how many it wrote, idem
 )
 
 // Job health and dataset write properties (DESIGN.md, Lineage semantics

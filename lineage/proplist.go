@@ -2,6 +2,8 @@ package lineage
 
 import (
 	"encoding/binary"
+	"encoding/json"
+	"slices"
 
 	"github.com/lineageflow/lineageflow/internal/enc"
 )
@@ -159,4 +161,84 @@ func varintLen(x int64) int {
 		ux = ^ux
 	}
 	return uvarintLen(ux)
+}
+
+// RunListCap is the most dataset ids a Run vertex's inputs (or outputs)
+// list holds; its inputCount (outputCount) counts them all.
+const RunListCap = 32
+
+// AppendRunDatasetProps appends to ps the Run vertex properties of the
+// datasets a run read (ins) and wrote (outs), ids without repeats, all
+// the run's so far: inputs and outputs, the RunListCap smallest ids in
+// order encoded as a JSON array (a string, last writer wins with the
+// list's full length as stamp: a run's set only grows, so the longest
+// wins whatever the order of the writes), and inputCount and outputCount
+// (maximum). An empty set gives no property.
+func AppendRunDatasetProps(ps []Prop, ins, outs []string) []Prop {
+	for _, l := range [2]struct {
+		ids         []string
+		list, count string
+	}{{ins, PropInputs, PropInputCount}, {outs, PropOutputs, PropOutputCount}} {
+		if len(l.ids) == 0 {
+			continue
+		}
+		r := RunDatasetProps(l.ids, l.list, l.count)
+		ps = append(ps, r[:]...)
+	}
+	return ps
+}
+
+// RunDatasetProps returns the count (key count) and list (key list)
+// properties of the dataset ids ids, in key order (see
+// AppendRunDatasetProps).
+func RunDatasetProps(ids []string, list, count string) [2]Prop {
+	n := int64(len(ids))
+	return [2]Prop{NumMax(count, n), StrLWW(list, RunDatasetList(ids), n)}
+}
+
+// RunDatasetList encodes ids (no repeats; sorted in place) as a Run
+// vertex list property: the RunListCap smallest, a JSON array.
+func RunDatasetList(ids []string) string {
+	slices.Sort(ids)
+	n := 2
+	for _, id := range ids[:min(len(ids), RunListCap)] {
+		n += len(id) + 3
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, id := range ids[:min(len(ids), RunListCap)] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, id)
+	}
+	return string(append(b, ']'))
+}
+
+// appendJSONString appends s to b as a JSON string (s is UTF-8: the
+// decoder's; only '"', '\\' and control characters are escaped).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// ParseRunDatasetList decodes a Run vertex list property; nil if it is
+// not one.
+func ParseRunDatasetList(s string) []string {
+	var ids []string
+	if json.Unmarshal([]byte(s), &ids) != nil {
+		return nil
+	}
+	return ids
 }

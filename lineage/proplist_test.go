@@ -1,7 +1,9 @@
 package lineage
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -76,5 +78,31 @@ func TestPropListAgainstWith(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A Run vertex's dataset list is a JSON array of the RunListCap smallest
+// ids, any id text read back as it was.
+func TestRunDatasetList(t *testing.T) {
+	ids := []string{"dataset:1:b/\"q\"", "dataset:1:a/x\\y", "dataset:2:é😀/\x01\n", "dataset:1:c/<&>"}
+	got := ParseRunDatasetList(RunDatasetList(append([]string{}, ids...)))
+	want := append([]string{}, ids...)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("round trip %q, want %q", got, want)
+	}
+	var many []string
+	for i := range RunListCap + 10 {
+		many = append(many, fmt.Sprintf("dataset:1:n/%03d", RunListCap+10-i))
+	}
+	if got := ParseRunDatasetList(RunDatasetList(many)); len(got) != RunListCap || got[0] != "dataset:1:n/001" {
+		t.Fatalf("capped list %d ids from %q", len(got), got)
+	}
+	if RunDatasetList(nil) != "[]" || ParseRunDatasetList("nope") != nil {
+		t.Fatal("empty list or bad text")
+	}
+	ps := AppendRunDatasetProps(nil, []string{"b", "a"}, nil)
+	if len(ps) != 2 || ps[1].Key != PropInputs || ps[1].Stamp != 2 || ps[0].Key != PropInputCount || ps[0].Num != 2 {
+		t.Fatalf("props %+v", ps)
 	}
 }

@@ -83,7 +83,7 @@ func MakeProps(ps ...Prop) Props {
 	if len(ps) == 0 {
 		return ""
 	}
-	if len(ps) == 1 {
+	if len(ps) == 1 || sortedKeys(ps) {
 		return encodeProps(ps)
 	}
 	l := slices.Clone(ps)
@@ -101,6 +101,17 @@ func MakeProps(ps ...Prop) Props {
 		out = append(out, x)
 	}
 	return encodeProps(out)
+}
+
+// sortedKeys reports whether the keys of ps are strictly increasing (a
+// set already: MakeProps encodes it as it is).
+func sortedKeys(ps []Prop) bool {
+	for i := 1; i < len(ps); i++ {
+		if ps[i-1].Key >= ps[i].Key {
+			return false
+		}
+	}
+	return true
 }
 
 // List returns the properties, sorted by key. It panics on a corrupt

@@ -86,10 +86,11 @@ type WindowConfig struct {
 type SemanticsConfig struct {
 	// Policy is the commit policy (default strict).
 	Policy semantics.Policy
-	// Runs says which runs are recorded as Run vertices with RUN_OF, READ
-	// and WROTE edges: "failed" (default: the runs that fail, whose
-	// datasets lineage never shows), "all" (at least one graph write per
-	// run) or "none" (lineage only).
+	// Runs says which runs are recorded as Run vertices (no edge: the
+	// vertex names its job and the datasets it read and wrote): "all"
+	// (default: about one graph write per run and window), "failed" (the
+	// runs that fail, whose datasets lineage never shows) or "none"
+	// (lineage only).
 	Runs semantics.RunRecords
 	// NoColumnLineage turns column lineage off (DatasetField, FIELD_OF,
 	// COLUMN_DERIVES from columnLineage facets): it costs about as many
@@ -194,7 +195,7 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 		c.Window.TimeSource = TimeArrival
 	}
 	if c.Semantics.Runs == "" {
-		c.Semantics.Runs = semantics.RunsFailed
+		c.Semantics.Runs = semantics.RunsAll
 	}
 	if c.Semantics.Policy == "" {
 		c.Semantics.Policy = semantics.PolicyStrict

@@ -199,19 +199,13 @@ func chunk(edges []lineage.Edge, vertices map[string]lineage.Vertex, max int, ou
 	flush()
 }
 
-// countRunRecords counts the run records (Run vertices, RUN_OF, READ,
-// WROTE) of an outbox batch: they are a write per run at least, apart
-// from the lineage's write reduction.
+// countRunRecords counts the run records (Run vertices: a run has no
+// edge) of an outbox batch: run history, counted apart from the lineage's
+// write reduction.
 func (st *Stats) countRunRecords(b *lineage.Batch) {
 	var n int64
 	for i := range b.Vertices {
 		if b.Vertices[i].Label == lineage.LabelRun {
-			n++
-		}
-	}
-	for i := range b.Edges {
-		switch b.Edges[i].Label {
-		case lineage.EdgeRunOf, lineage.EdgeRead, lineage.EdgeWrote:
 			n++
 		}
 	}

@@ -35,8 +35,8 @@ type Stats struct {
 	WindowsSealed   atomic.Int64
 	EdgesEmitted    atomic.Int64 // edges written to outbox entries
 	VerticesEmitted atomic.Int64
-	// RunRecordsEmitted counts the Run vertices and RUN_OF, READ, WROTE
-	// edges among EdgesEmitted and VerticesEmitted.
+	// RunRecordsEmitted counts the Run vertices among VerticesEmitted
+	// (a run has no edge).
 	RunRecordsEmitted atomic.Int64
 	RunsExpired       atomic.Int64 // open runs dropped after the run timeout
 	// RefreshLane counts the records sent to a refresh window (refresh.go):

@@ -26,7 +26,7 @@ const (
 )
 
 // Config is what the rules need to know. Policy and Runs must be set
-// (the processor's defaults are strict and failed).
+// (the processor's defaults are strict and all).
 type Config struct {
 	Policy Policy
 	Runs   RunRecords

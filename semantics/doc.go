@@ -3,8 +3,8 @@
 // run (the union of its datasets and column pairs), when a run commits
 // (policy strict or any, streaming runs), which edges a committed run or
 // a JobEvent gives (INPUT_TO, OUTPUTS, DERIVES, column lineage) and how
-// they are stamped (minC/maxC), which Run vertices, RUN_OF, READ and WROTE edges each
-// -runs mode gives, and the aliases, parent hierarchy, facet properties
+// they are stamped (minC/maxC), which Run vertices (a run has no edge)
+// each -runs mode gives, and the aliases, parent hierarchy, facet properties
 // and dataset lifecycle of every event.
 //
 // Contract: [Rules.Event] takes one decoded event, the run it belongs to

@@ -23,16 +23,6 @@ func (x *Rules) aliases(ev *lineage.Event, bucket int64, em Emitter) {
 	}
 }
 
-// parents writes the hierarchy a RunEvent's parent run facet gives: its
-// Job -[CHILD_OF]-> the parent's Job (both Job vertices), so a job that
-// names no dataset still shows under its parent; and, with -runs all, its
-// Run -[CHILD_OF]-> the parent's Run (-runs failed: see failedRunVertex)
-// (the parent's Run vertex with its runId only: every run has a Run
-// vertex in that mode, and the parent's own events fill in the rest).
-// Both are stamped with the eventTime and the (child) run id. They are
-// structure, not lineage: every valid RunEvent gives them, whatever its
-// run's outcome. A parent naming the event's own job (or run) gives no
-// edge.
 // dependencies writes the jobDependencies run facet of a RunEvent (every
 // outcome: structure, not lineage; DESIGN.md Lineage semantics 9):
 // Job -[DEPENDS_ON]-> each upstream job, each downstream job
@@ -62,34 +52,25 @@ func (x *Rules) dependencies(ev *lineage.Event, bucket int64, em Emitter) {
 	}
 }
 
+// parents writes the hierarchy a RunEvent's parent run facet gives: its
+// Job -[CHILD_OF]-> the parent's Job (both Job vertices), so a job that
+// names no dataset still shows under its parent, stamped with the
+// eventTime and the (child) run id. It is structure, not lineage: every
+// valid RunEvent gives it, whatever its run's outcome. A parent naming the
+// event's own job gives no edge. The parent run is a property of the
+// child's Run vertex (parentRunId, runVertex), not an edge.
 func (x *Rules) parents(ev *lineage.Event, bucket int64, em Emitter) {
 	p := ev.Parent
-	if ev.Kind != lineage.KindRun || p == nil {
-		return
-	}
-	jobEdge := p.Job != ev.Job
-	runEdge := x.cfg.Runs == RunsAll && p.RunID != ev.RunID
-	if !jobEdge && !runEdge {
+	if ev.Kind != lineage.KindRun || p == nil || p.Job == ev.Job {
 		return
 	}
 	t := ev.Time.UnixMilli()
-	if runEdge {
-		em.Touch(bucket, FromRecord)
-	}
-	if jobEdge {
-		child, parent := x.ids.Job(ev.Job), x.ids.Job(p.Job)
-		b := em.EdgeLane(bucket, lineage.EdgeChildOf, child, parent)
-		em.Touch(b, FromRecord)
-		em.AddVertex(b, lineage.Vertex{ID: child, Label: lineage.LabelJob, Namespace: ev.Job.Namespace, Name: ev.Job.Name})
-		em.AddVertex(b, lineage.Vertex{ID: parent, Label: lineage.LabelJob, Namespace: p.Job.Namespace, Name: p.Job.Name})
-		em.AddEdge(b, lineage.EdgeChildOf, child, parent, t, t, ev.RunID)
-	}
-	if runEdge {
-		// The child's Run vertex is in the window already (runVertex).
-		pv := lineage.RunVertex(p.RunID, lineage.StrConst(lineage.PropRunID, p.RunID))
-		em.AddVertex(bucket, pv)
-		em.AddEdge(bucket, lineage.EdgeChildOf, lineage.RunVertexID(ev.RunID), pv.ID, t, t, ev.RunID)
-	}
+	child, parent := x.ids.Job(ev.Job), x.ids.Job(p.Job)
+	b := em.EdgeLane(bucket, lineage.EdgeChildOf, child, parent)
+	em.Touch(b, FromRecord)
+	em.AddVertex(b, lineage.Vertex{ID: child, Label: lineage.LabelJob, Namespace: ev.Job.Namespace, Name: ev.Job.Name})
+	em.AddVertex(b, lineage.Vertex{ID: parent, Label: lineage.LabelJob, Namespace: p.Job.Namespace, Name: p.Job.Name})
+	em.AddEdge(b, lineage.EdgeChildOf, child, parent, t, t, ev.RunID)
 }
 
 // facetProps writes the facet properties of ev's datasets and job on

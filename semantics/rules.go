@@ -12,9 +12,10 @@ type Rules struct {
 	colBuf  []lineage.FieldEdge
 	colMemo colMemo
 	// fastProps, slowProps: scratch of facetProps (a facet's properties
-	// by lane). propBuf: scratch of failedRunVertex.
+	// by lane). propBuf, idBuf: scratch of runVertex.
 	fastProps, slowProps []lineage.Prop
 	propBuf              []lineage.Prop
+	idBuf                []string
 }
 
 // NewRules returns the rules of cfg, naming vertices through ids.

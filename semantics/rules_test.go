@@ -3,6 +3,7 @@ package semantics
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -252,8 +253,9 @@ func TestStreamingTerminalOnly(t *testing.T) {
 	}
 }
 
-// -runs: all gives a Run vertex per event; failed only from the closing
-// event on (with READ/WROTE of every dataset of the run); none never.
+// -runs: all gives a Run vertex per event (each listing the datasets of
+// the run so far); failed only from the closing event on (listing every
+// dataset of the run); none never. No run ever gives an edge.
 func TestRunRecords(t *testing.T) {
 	t.Parallel()
 	runVertices := func(em *recorder) int {
@@ -270,17 +272,23 @@ func TestRunRecords(t *testing.T) {
 		typ         lineage.EventType
 		want, reads int
 	}{
-		{RunsAll, lineage.TypeComplete, 2, 1}, {RunsAll, lineage.TypeFail, 2, 1},
+		{RunsAll, lineage.TypeComplete, 2, 2}, {RunsAll, lineage.TypeFail, 2, 2},
 		{RunsFailed, lineage.TypeComplete, 0, 0}, {RunsFailed, lineage.TypeFail, 1, 1},
 		{RunsNone, lineage.TypeFail, 0, 0},
 	} {
 		f := newFixture(Config{Policy: PolicyStrict, Runs: tc.runs})
 		f.put(runEv(lineage.TypeStart, 100, []lineage.Dataset{dsIn}, nil))
 		f.put(runEv(tc.typ, 200, nil, []lineage.Dataset{dsOu}))
-		reads := 0
-		for _, e := range f.em.edges {
-			if len(e) > 5 && e[:5] == lineage.EdgeRead+" " {
+		reads := 0 // Run vertices that list dsIn among their inputs
+		for _, v := range f.em.vertices {
+			if p, ok := v.Props.Get(lineage.PropInputs); ok && v.Label == lineage.LabelRun &&
+				slices.Contains(lineage.ParseRunDatasetList(p.Str), lineage.DatasetID(dsIn)) {
 				reads++
+			}
+		}
+		for _, e := range f.em.edges {
+			if strings.Contains(e, "run:") {
+				t.Errorf("-runs %s: a run edge %s", tc.runs, e)
 			}
 		}
 		if got := runVertices(f.em); got != tc.want || reads != tc.reads {
@@ -321,5 +329,28 @@ func TestMerge(t *testing.T) {
 	a.Merge(&c)
 	if a.Status != StatusClosed || a.Inputs != nil {
 		t.Errorf("merged with a closed run: %+v", a)
+	}
+}
+
+// A Run event's properties come in key order (lineage.MakeProps encodes
+// them without sorting), every optional one present.
+func TestRunEventPropsInKeyOrder(t *testing.T) {
+	t.Parallel()
+	ev := runEv(lineage.TypeFail, 200, nil, nil)
+	ev.Run.HasError, ev.Run.ErrorMessage = true, "boom"
+	ev.Run.HasNominalStart, ev.Run.HasNominalEnd = true, true
+	ev.Parent = &lineage.ParentRun{RunID: "parent", Job: lineage.Job{Namespace: "n", Name: "p"}}
+	ps := appendRunEventProps(nil, "r", lineage.Job{Namespace: "n", Name: "j"}, "job:1:n/j", ev, 100, 200, true,
+		[]string{"b", "a"}, []string{"c"})
+	if len(ps) != 17 {
+		t.Fatalf("%d properties, want 17: %+v", len(ps), ps)
+	}
+	for i := 1; i < len(ps); i++ {
+		if ps[i-1].Key >= ps[i].Key {
+			t.Fatalf("%s before %s", ps[i-1].Key, ps[i].Key)
+		}
+	}
+	if got, want := lineage.MakeProps(ps...), lineage.Props("").With(ps...); got != want {
+		t.Fatal("MakeProps of the ordered set differs from a merge")
 	}
 }

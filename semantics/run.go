@@ -80,10 +80,11 @@ func StartRun(id string, job lineage.Job, jobID string) Run {
 
 // RunVertexState is what a run's Run vertex needs beyond its lineage
 // state: the earliest eventTime of its events and the latest of its
-// terminal events (Unix ms), for durationMs. It is kept for closed
-// (FAILed, ABORTed) runs too. With -runs failed it also holds what is
-// written only once the run fails: the latest eventTime, the properties
-// folded over its events and the datasets it read and wrote.
+// terminal events (Unix ms), for durationMs; the latest eventTime; the
+// datasets it read and wrote (its inputs and outputs lists, whatever its
+// outcome). It is kept for closed (FAILed, ABORTed) runs too. With -runs
+// failed it also holds the properties folded over its events, written
+// only once the run fails.
 type RunVertexState struct {
 	HasStart, HasEnd bool
 	StartMin, EndMax int64

@@ -3,16 +3,16 @@ package semantics
 import "github.com/lineageflow/lineageflow/lineage"
 
 // runVertex writes what RunEvent ev says of its run r (DESIGN.md, "Graph
-// model"): the Run vertex, Run -[RUN_OF]-> Job, Run -[READ]-> each input
-// and Run -[WROTE]-> each output. None of these is lineage: a FAILed run
-// gets them too, and never INPUT_TO, OUTPUTS or DERIVES.
+// model"): one Run vertex that carries its job (job: the Job vertex id),
+// its parent run (parentRunId) and the datasets it read and wrote
+// (inputs, outputs: capped id lists, counted in inputCount, outputCount),
+// and no edge. None of it is lineage: a FAILed run gets it too, and never
+// INPUT_TO, OUTPUTS or DERIVES. Several events of a run in one window are
+// one write (the window merges the vertex).
 //
-// -runs all: every event emits, with its own properties and stamps.
+// -runs all: every event emits the run's properties folded so far.
 // -runs failed: only closed runs (strict policy: first terminal event FAIL
-// or ABORT, a streaming run's too) emit, from the closing event on, each
-// time the run's folded properties, and RUN_OF, READ and WROTE for every
-// dataset of the run stamped with the run's span (earliest, latest
-// eventTime).
+// or ABORT, a streaming run's too) emit, from the closing event on.
 func (x *Rules) runVertex(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
 	t := ev.Time.UnixMilli()
 	st := &r.RV
@@ -25,124 +25,121 @@ func (x *Rules) runVertex(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
 	if ev.Type.Terminal() && (!st.HasEnd || t > st.EndMax) {
 		st.HasEnd, st.EndMax = true, t
 	}
-	switch x.cfg.Runs {
-	case RunsNone:
-		return
-	case RunsFailed:
-		x.failedRunVertex(ev, r, bucket, em)
+	if x.cfg.Runs == RunsNone {
 		return
 	}
-	rv := lineage.RunVertex(r.ID, RunEventProps(r.ID, r.Job, ev, st.StartMin, st.EndMax, st.HasEnd)...)
-	emitRun(em, r, bucket, rv, t, t, x.ids.Refs(ev.Inputs), x.ids.Refs(ev.Outputs))
-}
-
-// failedRunVertex is runVertex for -runs failed.
-func (x *Rules) failedRunVertex(ev *lineage.Event, r *Run, bucket int64, em Emitter) {
-	st := &r.RV
-	x.propBuf = appendRunEventProps(x.propBuf[:0], r.ID, r.Job, ev, st.StartMin, st.EndMax, st.HasEnd)
+	nr, nw := len(st.Reads), len(st.Writes)
+	st.Reads = addRefs(x.ids, st.Reads, ev.Inputs)
+	st.Writes = addRefs(x.ids, st.Writes, ev.Outputs)
+	// The dataset lists when they grew (or, -runs all, the run's earlier
+	// emissions may be lost: Reemit); an empty one is left out.
+	var ins, outs []string
+	if len(st.Reads) != nr || len(st.Writes) != nw || (r.Reemit && x.cfg.Runs == RunsAll) {
+		x.idBuf = refIDs(x.idBuf[:0], st.Reads)
+		n := len(x.idBuf)
+		x.idBuf = refIDs(x.idBuf, st.Writes)
+		if n > 0 {
+			ins = x.idBuf[:n:n]
+		}
+		if len(x.idBuf) > n {
+			outs = x.idBuf[n:]
+		}
+	}
+	x.propBuf = appendRunEventProps(x.propBuf[:0], r.ID, r.Job, r.JobID, ev, st.StartMin, st.EndMax, st.HasEnd, ins, outs)
+	if x.cfg.Runs == RunsAll {
+		// Every event writes what it adds (the window and the graph
+		// merge).
+		em.Touch(bucket, FromRun)
+		em.AddVertexProps(bucket, lineage.Vertex{ID: lineage.RunVertexID(r.ID), Label: lineage.LabelRun}, x.propBuf)
+		return
+	}
+	// -runs failed: folded until the run fails, then written whole.
 	st.Props.Add(x.propBuf...)
 	closing := (r.Status == StatusOpen || r.Status == StatusStreaming) && x.cfg.Policy == PolicyStrict &&
 		(ev.Type == lineage.TypeFail || ev.Type == lineage.TypeAbort)
 	if r.Status != StatusClosed && !closing {
 		return
 	}
-	if closing {
-		st.Reads = append(append(st.Reads[:0], r.Inputs...), x.ids.Refs(ev.Inputs)...)
-		st.Writes = append(append(st.Writes[:0], r.Outputs...), x.ids.Refs(ev.Outputs)...)
-	} else {
-		st.Reads = append(st.Reads, x.ids.Refs(ev.Inputs)...)
-		st.Writes = append(st.Writes, x.ids.Refs(ev.Outputs)...)
-	}
-	st.Reads, st.Writes = uniqRefs(st.Reads), uniqRefs(st.Writes)
+	em.Touch(bucket, FromRun)
 	rv := lineage.RunVertex(r.ID)
 	rv.Props = st.Props.Props()
-	emitRun(em, r, bucket, rv, st.StartMin, st.TMax, st.Reads, st.Writes)
-	// Run -[CHILD_OF]-> the parent run its events name (the latest by
-	// eventTime so far), whose vertex holds at least its runId.
-	if p, ok := st.Props.Get(lineage.PropParentRunID); ok {
-		pv := lineage.RunVertex(p.Str, lineage.StrConst(lineage.PropRunID, p.Str))
-		em.AddVertex(bucket, pv)
-		em.AddEdge(bucket, lineage.EdgeChildOf, rv.ID, pv.ID, st.StartMin, st.TMax, r.ID)
-	}
+	em.AddVertex(bucket, rv)
 }
 
-func uniqRefs(rs []DatasetRef) []DatasetRef {
-	out := rs[:0]
-	if len(rs) <= 16 {
-		for _, x := range rs {
-			if !contains(out, x.ID) {
-				out = append(out, x)
-			}
+// addRefs appends to rs the datasets of ds not in it.
+func addRefs(ids *IDs, rs []DatasetRef, ds []lineage.Dataset) []DatasetRef {
+	for _, d := range ds {
+		id := ids.Dataset(d)
+		if !contains(rs, id) {
+			rs = append(rs, DatasetRef{D: d, ID: id})
 		}
-		return out
 	}
-	seen := make(map[string]struct{}, len(rs))
-	for _, x := range rs {
-		if _, ok := seen[x.ID]; !ok {
-			seen[x.ID] = struct{}{}
-			out = append(out, x)
-		}
+	return rs
+}
+
+// refIDs appends the ids of rs to out.
+func refIDs(out []string, rs []DatasetRef) []string {
+	for i := range rs {
+		out = append(out, rs[i].ID)
 	}
 	return out
 }
 
-// emitRun writes rv, its job, RUN_OF, READ (ins) and WROTE (outs) stamped
-// (first, last) into bucket.
-func emitRun(em Emitter, r *Run, bucket int64, rv lineage.Vertex, first, last int64, ins, outs []DatasetRef) {
-	em.Touch(bucket, FromRun)
-	em.AddVertex(bucket, rv)
-	em.AddVertex(bucket, lineage.Vertex{ID: r.JobID, Label: lineage.LabelJob, Namespace: r.Job.Namespace, Name: r.Job.Name})
-	em.AddEdge(bucket, lineage.EdgeRunOf, rv.ID, r.JobID, first, last, r.ID)
-	for _, set := range [2]struct {
-		label string
-		ds    []DatasetRef
-	}{{lineage.EdgeRead, ins}, {lineage.EdgeWrote, outs}} {
-		for _, d := range set.ds {
-			em.AddVertex(bucket, lineage.Vertex{ID: d.ID, Label: lineage.LabelDataset, Namespace: d.D.Namespace, Name: d.D.Name})
-			em.AddEdge(bucket, set.label, rv.ID, d.ID, first, last, r.ID)
-		}
-	}
-}
-
 // RunEventProps are the Run vertex properties one RunEvent ev of run runID
-// (job j) gives, knowing the run's earliest eventTime startMin and, if
-// hasEnd, its latest terminal eventTime endMax so far. The reference model
-// computes the same from the whole stream.
-func RunEventProps(runID string, j lineage.Job, ev *lineage.Event, startMin, endMax int64, hasEnd bool) []lineage.Prop {
-	return appendRunEventProps(make([]lineage.Prop, 0, 11), runID, j, ev, startMin, endMax, hasEnd)
+// (job j, of vertex id jobID) gives, but the dataset lists, knowing the
+// run's earliest eventTime startMin and, if hasEnd, its latest terminal
+// eventTime endMax so far. The reference model computes the same from the
+// whole stream.
+func RunEventProps(runID string, j lineage.Job, jobID string, ev *lineage.Event, startMin, endMax int64, hasEnd bool) []lineage.Prop {
+	return appendRunEventProps(make([]lineage.Prop, 0, 17), runID, j, jobID, ev, startMin, endMax, hasEnd, nil, nil)
 }
 
-// appendRunEventProps appends RunEventProps(runID, j, ev, startMin,
-// endMax, hasEnd) to ps.
-func appendRunEventProps(ps []lineage.Prop, runID string, j lineage.Job, ev *lineage.Event, startMin, endMax int64, hasEnd bool) []lineage.Prop {
+// appendRunEventProps appends RunEventProps(runID, j, jobID, ev,
+// startMin, endMax, hasEnd) to ps in key order (a set as it is: MakeProps
+// does not sort it), with the dataset list properties of ins and outs
+// (lineage.RunDatasetProps) unless nil.
+func appendRunEventProps(ps []lineage.Prop, runID string, j lineage.Job, jobID string, ev *lineage.Event, startMin, endMax int64, hasEnd bool, ins, outs []string) []lineage.Prop {
 	t := ev.Time.UnixMilli()
-	ps = append(ps,
-		lineage.StrConst(lineage.PropRunID, runID),
-		lineage.StrConst(lineage.PropJobNamespace, j.Namespace),
-		lineage.StrConst(lineage.PropJobName, j.Name),
-		lineage.NumMin(lineage.PropStartedAt, t),
-		lineage.NumMax(lineage.PropUpdatedAt, t),
-	)
-	if p, ok := lineage.RunStateProp(ev.Type, t); ok {
-		ps = append(ps, p)
+	// Keys in order: durationMs endedAt errorMessage inputCount inputs job
+	// jobName jobNamespace nominalEndTime nominalStartTime outputCount
+	// outputs parentRunId runId startedAt state updatedAt.
+	if hasEnd && endMax >= startMin {
+		ps = append(ps, lineage.NumMax(lineage.PropDurationMs, endMax-startMin))
 	}
 	if ev.Type.Terminal() {
 		ps = append(ps, lineage.NumMax(lineage.PropEndedAt, t))
 	}
-	if hasEnd && endMax >= startMin {
-		ps = append(ps, lineage.NumMax(lineage.PropDurationMs, endMax-startMin))
-	}
 	if ev.Run.HasError {
 		ps = append(ps, lineage.StrLWW(lineage.PropErrorMessage, ev.Run.ErrorMessage, t))
+	}
+	if ins != nil {
+		l := lineage.RunDatasetProps(ins, lineage.PropInputs, lineage.PropInputCount)
+		ps = append(ps, l[:]...)
+	}
+	ps = append(ps,
+		lineage.StrConst(lineage.PropJob, jobID),
+		lineage.StrConst(lineage.PropJobName, j.Name),
+		lineage.StrConst(lineage.PropJobNamespace, j.Namespace),
+	)
+	if ev.Run.HasNominalEnd {
+		ps = append(ps, lineage.NumLWW(lineage.PropNominalEndTime, ev.Run.NominalEnd, t))
 	}
 	if ev.Run.HasNominalStart {
 		ps = append(ps, lineage.NumLWW(lineage.PropNominalStartTime, ev.Run.NominalStart, t))
 	}
-	if ev.Run.HasNominalEnd {
-		ps = append(ps, lineage.NumLWW(lineage.PropNominalEndTime, ev.Run.NominalEnd, t))
+	if outs != nil {
+		l := lineage.RunDatasetProps(outs, lineage.PropOutputs, lineage.PropOutputCount)
+		ps = append(ps, l[:]...)
 	}
 	if ev.Parent != nil && ev.Parent.RunID != runID {
 		ps = append(ps, lineage.StrLWW(lineage.PropParentRunID, ev.Parent.RunID, t))
 	}
-	return ps
+	ps = append(ps,
+		lineage.StrConst(lineage.PropRunID, runID),
+		lineage.NumMin(lineage.PropStartedAt, t),
+	)
+	if p, ok := lineage.RunStateProp(ev.Type, t); ok {
+		ps = append(ps, p)
+	}
+	return append(ps, lineage.NumMax(lineage.PropUpdatedAt, t))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lineageflow/lineageflow/graph"
+	"github.com/lineageflow/lineageflow/lineage"
 )
 
 // do runs one request with retries: each failure is classified (see
@@ -34,6 +35,9 @@ func (w *writer) do(r *request) error {
 		if err == nil {
 			n.stats.requests.Add(1)
 			n.stats.records.Add(uint64(len(r.vertices) + len(r.edges)))
+			if runs := runVertices(r.vertices); runs > 0 {
+				n.stats.runRecords.Add(uint64(runs))
+			}
 			return nil
 		}
 		if r.ctx.Err() != nil {
@@ -148,4 +152,15 @@ func requestVertexIDs(r *request) []string {
 		ids = append(ids, e.OutV)
 	}
 	return ids
+}
+
+// runVertices counts the Run vertices (run history) among vs.
+func runVertices(vs []lineage.Vertex) int {
+	n := 0
+	for i := range vs {
+		if vs[i].Label == lineage.LabelRun {
+			n++
+		}
+	}
+	return n
 }

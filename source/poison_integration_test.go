@@ -199,7 +199,14 @@ func onlyNamespace(s *graph.Snapshot, ns string) *graph.Snapshot {
 	out := &graph.Snapshot{}
 	keep := map[string]bool{}
 	for _, v := range s.Vertices {
-		if vs := v.Props["namespace"]; len(vs) > 0 && strings.HasPrefix(fmt.Sprint(vs[0]), ns) {
+		// A Run vertex has no namespace of its own: its job's names it.
+		ok := false
+		for _, key := range []string{"namespace", lineage.PropJobNamespace} {
+			if vs := v.Props[key]; len(vs) > 0 && strings.HasPrefix(fmt.Sprint(vs[0]), ns) {
+				ok = true
+			}
+		}
+		if ok {
 			keep[v.ID] = true
 			out.Vertices = append(out.Vertices, v)
 		}

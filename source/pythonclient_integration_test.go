@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,7 +122,6 @@ func TestOpenLineagePythonClient(t *testing.T) {
 		"DERIVES orders -> orders_daily (completed Spark job)":          lineage.EdgeID(lineage.EdgeDerives, ds("s3://lake", "raw/orders"), ds("s3://lake", "mart/orders_daily")),
 		"DERIVES clicks -> sessions (streaming Flink job, no COMPLETE)": lineage.EdgeID(lineage.EdgeDerives, ds("kafka://broker:9092", "clicks"), ds("kafka://broker:9092", "sessions")),
 		"CHILD_OF SQL job -> application job":                           lineage.EdgeID(lineage.EdgeChildOf, job("spark", "nightly_app.insert_orders_daily"), job("spark", "nightly_app")),
-		"CHILD_OF failed Run -> application Run":                        lineage.EdgeID(lineage.EdgeChildOf, lineage.RunVertexID(salt+"-0000-7000-8000-000000000003"), lineage.RunVertexID(salt+"-0000-7000-8000-000000000001")),
 		"COLUMN_DERIVES amount -> total": lineage.EdgeID(lineage.EdgeColumnDerives,
 			lineage.DatasetFieldID(lineage.Dataset{Namespace: ns + "-s3://lake", Name: "raw/orders"}, "amount"),
 			lineage.DatasetFieldID(lineage.Dataset{Namespace: ns + "-s3://lake", Name: "mart/orders_daily"}, "total")),
@@ -129,6 +129,21 @@ func TestOpenLineagePythonClient(t *testing.T) {
 		if !has[id] {
 			t.Errorf("missing %s", what)
 		}
+	}
+	// The failed run names its parent (the application's run) on its Run
+	// vertex: runs have no edges.
+	failed, parent := lineage.RunVertexID(salt+"-0000-7000-8000-000000000003"), salt+"-0000-7000-8000-000000000001"
+	foundFailed := false
+	for _, v := range snap.Vertices {
+		if v.ID == failed {
+			foundFailed = true
+			if got := fmt.Sprint(v.Props[lineage.PropParentRunID]); !strings.Contains(got, parent) {
+				t.Errorf("failed Run %s: parentRunId %s, want %s", failed, got, parent)
+			}
+		}
+	}
+	if !foundFailed {
+		t.Errorf("missing the failed Run vertex %s", failed)
 	}
 	// The 1-2-0 transformation of amount -> total, on its COLUMN_DERIVES.
 	colID := lineage.EdgeID(lineage.EdgeColumnDerives,

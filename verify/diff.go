@@ -86,8 +86,8 @@ func (r *DiffReport) String() string {
 // With one (the mirrored key space, see internal/keyspace), a Job is in
 // scope when [keyspace.Selected]([keyspace.JobKey] of its namespace and
 // name) holds. In scope then: those Job vertices; the INPUT_TO edges into
-// them and OUTPUTS edges out of them; Run vertices with a RUN_OF edge to
-// them and the edges out of those runs; and the Dataset vertices at the
+// them and OUTPUTS edges out of them; Run vertices whose job property
+// names them; and the Dataset vertices at the
 // ends of in-scope INPUT_TO/OUTPUTS edges, compared by label, namespace and
 // name only (their other properties come from whichever job's event came
 // last, mirrored or not). DERIVES, column lineage and aliases are left out:
@@ -183,7 +183,6 @@ func scope(av map[string]graph.Vertex, ae map[string]graph.Edge, bv map[string]g
 			}
 		}
 	}
-	runs := map[string]bool{}
 	for _, m := range []map[string]graph.Edge{ae, be} {
 		for id, e := range m {
 			switch {
@@ -191,18 +190,14 @@ func scope(av map[string]graph.Vertex, ae map[string]graph.Edge, bv map[string]g
 				es[id], vs[e.OutV], identity[e.OutV] = true, true, true
 			case e.Label == lineage.EdgeOutputs && vs[e.OutV]:
 				es[id], vs[e.InV], identity[e.InV] = true, true, true
-			case e.Label == lineage.EdgeRunOf && vs[e.InV]:
-				es[id], runs[e.OutV] = true, true
 			}
 		}
 	}
-	for id := range runs {
-		vs[id] = true
-	}
-	for _, m := range []map[string]graph.Edge{ae, be} {
-		for id, e := range m {
-			if runs[e.OutV] {
-				es[id] = true
+	// A Run vertex names its job (its job property): no edge.
+	for _, m := range []map[string]graph.Vertex{av, bv} {
+		for id, v := range m {
+			if v.Label == lineage.LabelRun && vs[prop(v, lineage.PropJob)] {
+				vs[id] = true
 			}
 		}
 	}

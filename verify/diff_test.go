@@ -168,7 +168,7 @@ func TestDiffLiveGraphs(t *testing.T) {
 	r := Diff(a, b, DiffOptions{KeyShare: share})
 	t.Log(r.Line())
 	// In the key space's scope: the jobs' INPUT_TO and OUTPUTS edges and
-	// every edge out of their runs (RUN_OF, READ, WROTE); not DERIVES,
+	// their Run vertices (by their job property; a run has no edge); not DERIVES,
 	// aliases, column lineage or the job hierarchy.
 	inScope := 0
 	for _, e := range cg.Edges {

@@ -34,7 +34,7 @@ func verifyFlags() (*flag.FlagSet, *verifyOptions) {
 		endpoint:  fs.String("gremlin-endpoint", "ws://127.0.0.1:8182/gremlin", "Gremlin endpoint of the graph to check (ws:// or wss://)"),
 		conn:      gremlinConnFlags(fs, nil),
 		policy:    fs.String("policy", "strict", "commit policy the graph was built with: strict (edges only from COMPLETE runs) or any"),
-		runs:      fs.String("runs", "failed", "run history the graph was built with (lineageflow run -runs): failed, all or none"),
+		runs:      fs.String("runs", "all", "run history the graph was built with (lineageflow run -runs): all, failed or none"),
 		columns:   fs.Bool("column-lineage", true, "whether the graph was built with column lineage (lineageflow run -column-lineage)"),
 		genSeed:   fs.Int64("gen-seed", 0, "instead of NDJSON files, regenerate the input with this generator seed"),
 		genEvents: fs.Int("gen-events", 0, "number of generated events (with -gen-seed)"),

@@ -92,23 +92,22 @@ func newLiveEstate(t testing.TB, endpoint string) *liveEstate {
 	}
 	defer closeFn()
 	T := gremlingo.T
-	run := func(id, state string, started, ended int64, msg string) {
+	run := func(id, state string, started, ended int64, msg string, outs ...lineage.Dataset) {
+		var ids []string
+		for _, d := range outs {
+			ids = append(ids, D(d))
+		}
 		if _, err := g.MergeV(map[any]any{T.Id: runVertexID(id), T.Label: "Run"}).Property("runId", id).
-			Property("jobNamespace", ns).Property("jobName", e.etl.Name).Property("state", state).
+			Property("jobNamespace", ns).Property("jobName", e.etl.Name).Property("job", J(e.etl)).Property("state", state).
+			Property("outputs", lineage.RunDatasetList(ids)).Property("outputCount", int64(len(ids))).
 			Property("startedAt", started).Property("endedAt", ended).Property("durationMs", ended-started).
 			Property("updatedAt", ended).Property("errorMessage", msg).ToList(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.MergeE(map[any]any{T.Label: "RUN_OF", gremlingo.Direction.Out: runVertexID(id), gremlingo.Direction.In: J(e.etl)}).ToList(); err != nil {
-			t.Fatal(err)
-		}
 	}
 	run("ok-"+sfx, "COMPLETE", now-60000, now-50000, "")
-	run("fail-"+sfx, "FAIL", now-40000, now-39000, "boom")
+	run("fail-"+sfx, "FAIL", now-40000, now-39000, "boom", e.gho)
 	if _, err := g.MergeV(map[any]any{T.Id: D(e.gho), T.Label: "Dataset"}).Property("namespace", ns).Property("name", e.gho.Name).ToList(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.MergeE(map[any]any{T.Label: "WROTE", gremlingo.Direction.Out: runVertexID("fail-" + sfx), gremlingo.Direction.In: D(e.gho)}).ToList(); err != nil {
 		t.Fatal(err)
 	}
 	// Column lineage as the model writes it: raw.id -> clean.order_id.

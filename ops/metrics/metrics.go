@@ -206,6 +206,7 @@ var (
 	descCkptAge    = desc("lineage_shard_checkpoint_age_seconds", "Seconds the oldest records read since the shard's last KCL checkpoint have waited for one (0 when everything read is checkpointed): about what a restart would replay. Grows while an open window or run holds the checkpoint back.", "shard")
 	descSinkReq    = desc("lineage_sink_requests_total", "Gremlin requests (traversals) acknowledged by the graph.")
 	descSinkRec    = desc("lineage_sink_records_total", "Vertices and edges in acknowledged Gremlin requests (after the vertex cache).")
+	descSinkRun    = desc("lineage_sink_run_records_total", "Run vertices (run history) in acknowledged Gremlin requests: the part of lineage_sink_records_total that is not lineage.")
 	descSinkFail   = desc("lineage_sink_request_failures_total", "Gremlin requests given up after their retries (the batch is sent again).")
 	descSinkCache  = desc("lineage_sink_vertex_cache_hits_total", "Vertices not sent because the sink's cache knew them as written.")
 	descSinkMerged = desc("lineage_sink_coalesced_records_total", "Edges and vertices not sent because a request merged from several batches carried them already.")
@@ -237,7 +238,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descNFC, descParked, descLate, descSealed, descEdges, descVertices, descRunsExp, descRefresh, descBudget, descLeasesLost, descCkpt, descSinkErrs, descOutboxAck,
 		descHandedOff, descHandedIn, descHandoffExp, descHandoffMis, descHOWait, descHOFail,
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
-		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkFail, descSinkCache, descSinkMerged,
+		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkRun, descSinkFail, descSinkCache, descSinkMerged,
 		descSinkRetry, descSinkBatch, descWrites, descUnique, descSDClaims, descSDDups, descSDFallback, descSDDegraded, descSDClaimDur,
 		descRSReads, descRSHits, descRSWrites, descRSReadDur, descRSWriteDur} {
 		ch <- d
@@ -271,6 +272,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descSinkBatch, float64(st.Batches))
 		counter(descSinkReq, float64(st.Requests))
 		counter(descSinkRec, float64(st.Records))
+		counter(descSinkRun, float64(st.RunRecords))
 		counter(descSinkFail, float64(st.Failures))
 		counter(descSinkCache, float64(st.CacheHits))
 		counter(descSinkMerged, float64(st.Coalesced))

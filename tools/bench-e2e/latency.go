@@ -77,6 +77,12 @@ func latency(ctx context.Context, c config, env harness.Env, bin, dir string, lo
 		}
 	}
 	r.expected = len(final)
+	var runs int64 // the workload's recorded runs (-runs all: every run)
+	for _, v := range model.Graph().Vertices {
+		if v.Label == lineage.LabelRun {
+			runs++
+		}
+	}
 	r.versions = len(versions)
 	h.Logf("latency workload: %d records in %d batches of %d, %d expected edges, %d edge versions (lastSeen changes)", len(recs), len(batches), per, r.expected, len(versions))
 
@@ -171,15 +177,19 @@ func latency(ctx context.Context, c config, env harness.Env, bin, dir string, lo
 		h.DumpLogs(log, 3000)
 		return r, err
 	}
-	sinkRecords := int64(-1)
+	sinkRecords, sinkRuns := int64(-1), int64(-1)
 	if m, err := scrapeMetrics(p); err == nil {
 		if v, ok := m["lineage_sink_records_total"]; ok {
 			sinkRecords = int64(v)
+		}
+		if v, ok := m["lineage_sink_run_records_total"]; ok {
+			sinkRuns = int64(v)
 		}
 	} else {
 		h.Logf("metrics: %v", err)
 	}
 	r.red = newReduction(r.achievedRate, st, sinkRecords)
+	r.red.sinkRunRecords, r.red.runs = sinkRuns, runs
 	if err := p.Stop(60 * time.Second); err != nil {
 		h.Logf("stop: %v", err)
 	}

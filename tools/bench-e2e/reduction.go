@@ -9,6 +9,8 @@ type reduction struct {
 	records, events        int64   // user records read, decoded events
 	edges, vertices        int64   // emitted by the processor (outbox)
 	sinkRecords            int64   // records in acknowledged Gremlin requests (after the vertex cache), -1 if unknown
+	sinkRunRecords         int64   // the Run vertices among them (run history), -1 if unknown
+	runs                   int64   // Run vertices of the reference model: the workload's recorded runs
 	windows                int64
 	writesPerRecord, ratio float64
 }
@@ -18,6 +20,10 @@ func (r reduction) String() string {
 		r.rate, r.records, r.events, r.edges, r.vertices, r.windows, r.writesPerRecord, 100*r.ratio)
 	if r.sinkRecords >= 0 {
 		s += fmt.Sprintf(" sink_records_after_cache=%d reduction_after_cache=%.1f%%", r.sinkRecords, 100*(1-float64(r.sinkRecords)/float64(r.records)))
+	}
+	if r.sinkRunRecords >= 0 && r.records > 0 && r.runs > 0 {
+		s += fmt.Sprintf(" run_writes=%d runs=%d run_writes_per_run=%.3f lineage_reduction_after_cache=%.2f%%",
+			r.sinkRunRecords, r.runs, r.runWritesPerRun(), r.lineageReduction())
 	}
 	return s
 }
@@ -30,4 +36,15 @@ func newReduction(rate float64, st map[string]int64, sinkRecords int64) reductio
 		r.ratio = 1 - r.writesPerRecord
 	}
 	return r
+}
+
+// lineageReduction is 1 - lineage's graph writes (all but the Run
+// vertices) per input record, in percent.
+func (r reduction) lineageReduction() float64 {
+	return 100 * (1 - float64(r.sinkRecords-r.sinkRunRecords)/float64(r.records))
+}
+
+// runWritesPerRun is the run history's graph writes per recorded run.
+func (r reduction) runWritesPerRun() float64 {
+	return float64(r.sinkRunRecords) / float64(r.runs)
 }

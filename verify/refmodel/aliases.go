@@ -165,8 +165,8 @@ func parentRun(runObj object) (runID string, job lineage.Job, ok bool) {
 // jobDependencies run facet: Job -[DEPENDS_ON]-> each upstream job, each
 // downstream job -[DEPENDS_ON]-> Job) and, with a parent run facet, its
 // hierarchy (every outcome: structure, not lineage): Job -[CHILD_OF]-> the
-// parent's Job, and with runs "all" Run -[CHILD_OF]-> the parent's Run
-// (whose vertex holds at least its runId); none to itself.
+// parent's Job; none to itself. The parent run is the child Run vertex's
+// parentRunId property (runVertex).
 func (m *Model) addParents(ev *event) {
 	if ev.kind != lineage.KindRun {
 		return
@@ -194,11 +194,6 @@ func (m *Model) addParents(ev *event) {
 		lineage.MergeVertexInto(m.vertices, c)
 		lineage.MergeVertexInto(m.vertices, p)
 		lineage.MergeInto(m.aliasEdges, lineage.NewEdge(lineage.EdgeChildOf, c.ID, p.ID, ev.time, ev.time, ev.runID))
-	}
-	if !m.noRuns && !m.failedRuns && ev.parentRunID != ev.runID {
-		pv := lineage.RunVertex(ev.parentRunID, lineage.StrConst(lineage.PropRunID, ev.parentRunID))
-		lineage.MergeVertexInto(m.vertices, pv)
-		lineage.MergeInto(m.aliasEdges, lineage.NewEdge(lineage.EdgeChildOf, lineage.RunVertexID(ev.runID), pv.ID, ev.time, ev.time, ev.runID))
 	}
 }
 

@@ -68,18 +68,17 @@
 //     Dataset and input -[COLUMN_DERIVES]-> output, stamped like DERIVES.
 //   - Parents: a valid RunEvent whose parent run facet names another job
 //     gives Job -[CHILD_OF]-> that job (any outcome), stamped with its
-//     eventTime and run; with Runs "all" also Run -[CHILD_OF]-> the parent
-//     run (whose vertex holds at least its runId). With Runs "failed", a
-//     failed run's Run -[CHILD_OF]-> the parent run that was its
-//     parentRunId (latest by eventTime) at one of its events from its
-//     failure on, stamped with the run's span at the last such event.
+//     eventTime and run. The parent run is the child Run vertex's
+//     parentRunId property (latest by eventTime), no edge.
 //   - Vertices: the endpoints of all edges, plus the dataset of every
 //     DatasetEvent.
 //   - Runs (Options.Runs, DESIGN.md "Graph model"): the Run vertex of each
 //     recorded run with its properties folded over all its events (one
-//     rule per property), RUN_OF to its job, READ/WROTE to its datasets;
-//     "failed" (default) records the runs whose first terminal event is
-//     FAIL or ABORT, "all" every run, "none" none.
+//     rule per property), its job (job: the Job vertex id) and the ids of
+//     the datasets it read and wrote (inputs, outputs: capped lists;
+//     inputCount, outputCount), and no edge; "all" (default) records
+//     every run, "failed" the runs whose first terminal event is FAIL or
+//     ABORT, "none" none.
 //   - Symlinks: each identifier of a dataset's symlinks facet gives a
 //     DatasetAlias vertex and ALIAS_OF to the dataset, for every valid
 //     event. Graph.Lineage() is the graph without runs and aliases.

@@ -19,10 +19,10 @@ type Options struct {
 	// Policy is "strict" (default, also for "") or "any"; see the package
 	// documentation.
 	Policy string
-	// Runs is "failed" (default, also for ""), "all" or "none": which
-	// runs give Run vertices with RUN_OF, READ and WROTE edges. "failed":
-	// the runs whose first terminal event is FAIL or ABORT (policy strict
-	// only), their READ and WROTE edges stamped with the run's span.
+	// Runs is "all" (default, also for ""), "failed" or "none": which
+	// runs give Run vertices (no edge: the vertex names its job and the
+	// datasets it read and wrote). "failed": the runs whose first
+	// terminal event is FAIL or ABORT (policy strict only).
 	Runs string
 	// NoColumns leaves column lineage out (lineageflow run
 	// -column-lineage=false).
@@ -78,10 +78,6 @@ type run struct {
 	hasEnd        bool
 	endMax        int64 // over its terminal events
 	reads, writes map[lineage.Dataset][2]int64
-	// parents (runs "failed"): each parent run that was the run's
-	// parentRunId (latest by eventTime) at one of its events from its
-	// failure on, with the run's span at the last such event.
-	parents map[string][2]int64
 }
 
 // span widens a [min, max] pair by t.
@@ -115,10 +111,10 @@ func New(opts Options) *Model {
 		aliasEdges: make(map[string]lineage.Edge),
 	}
 	switch opts.Runs {
-	case "all":
+	case "", "all":
 	case "none":
 		m.noRuns = true
-	case "", "failed":
+	case "failed":
 		m.failedRuns = true
 	default:
 		panic(fmt.Sprintf("refmodel: unknown runs %q", opts.Runs))
@@ -232,14 +228,6 @@ func (m *Model) Add(data []byte) {
 			r.decided = true
 		}
 		r.terminal = term
-		if m.failedRuns && !m.any && (term == lineage.TypeFail || term == lineage.TypeAbort) {
-			if p, ok := r.props.Get(lineage.PropParentRunID); ok {
-				if r.parents == nil {
-					r.parents = map[string][2]int64{}
-				}
-				r.parents[p.Str] = [2]int64{r.tMin, r.tMax}
-			}
-		}
 		// A streaming run before its first terminal event is stamped by
 		// all its events so far (those before it became streaming too).
 		streamStamp := r.streaming && term == ""

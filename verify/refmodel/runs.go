@@ -44,12 +44,15 @@ func (m *Model) runVertex(r *run, ev *event) {
 	}
 }
 
-// addRun adds run r's vertex, its job's vertex, RUN_OF, READ and WROTE.
+// addRun adds run r's vertex: its properties, its job's vertex id and
+// the ids of the datasets it read and wrote (capped lists and counts), no
+// edge.
 func (m *Model) addRun(g *Graph, r *run) {
 	ps := []lineage.Prop{
 		lineage.StrConst(lineage.PropRunID, r.id),
 		lineage.StrConst(lineage.PropJobNamespace, r.job.Namespace),
 		lineage.StrConst(lineage.PropJobName, r.job.Name),
+		lineage.StrConst(lineage.PropJob, lineage.JobID(r.job)),
 		lineage.NumMin(lineage.PropStartedAt, r.tMin),
 		lineage.NumMax(lineage.PropUpdatedAt, r.tMax),
 	}
@@ -59,31 +62,17 @@ func (m *Model) addRun(g *Graph, r *run) {
 			ps = append(ps, lineage.NumMax(lineage.PropDurationMs, r.endMax-r.tMin))
 		}
 	}
+	ids := func(set map[lineage.Dataset][2]int64) []string {
+		out := make([]string, 0, len(set))
+		for d := range set {
+			out = append(out, lineage.DatasetID(d))
+		}
+		return out
+	}
+	ps = lineage.AppendRunDatasetProps(ps, ids(r.reads), ids(r.writes))
 	rv := lineage.RunVertex(r.id)
 	rv.Props = r.props.With(ps...)
-	jv := lineage.JobVertex(r.job)
 	lineage.MergeVertexInto(g.Vertices, rv)
-	lineage.MergeVertexInto(g.Vertices, jv)
-	add := func(label string, in lineage.Vertex, first, last int64) {
-		lineage.MergeVertexInto(g.Vertices, in)
-		lineage.MergeInto(g.Edges, lineage.NewEdge(label, rv.ID, in.ID, first, last, r.id))
-	}
-	add(lineage.EdgeRunOf, jv, r.tMin, r.tMax)
-	for p, s := range r.parents {
-		add(lineage.EdgeChildOf, lineage.RunVertex(p, lineage.StrConst(lineage.PropRunID, p)), s[0], s[1])
-	}
-	for d, s := range r.reads {
-		if m.failedRuns {
-			s = [2]int64{r.tMin, r.tMax}
-		}
-		add(lineage.EdgeRead, lineage.DatasetVertex(d), s[0], s[1])
-	}
-	for d, s := range r.writes {
-		if m.failedRuns {
-			s = [2]int64{r.tMin, r.tMax}
-		}
-		add(lineage.EdgeWrote, lineage.DatasetVertex(d), s[0], s[1])
-	}
 }
 
 // runFacets reads the errorMessage and nominalTime run facets of a run
@@ -132,8 +121,8 @@ func IsLineage(label string) bool {
 // Lineage returns the lineage part of g, the graph of the model before
 // runs had vertices: the lineage edges, their endpoints, and the vertices
 // no edge touches (DatasetEvents), all without their run-history
-// properties (lineage.IsRunHistoryProp); a vertex no edge touches that
-// held only those is left out. Counts are kept.
+// properties (lineage.IsRunHistoryProp); Run vertices, and a vertex no
+// edge touches that held only those, are left out. Counts are kept.
 func (g *Graph) Lineage() *Graph {
 	out := &Graph{Vertices: map[string]lineage.Vertex{}, Edges: map[string]lineage.Edge{},
 		Invalid: g.Invalid, Duplicates: g.Duplicates, Events: g.Events}
@@ -147,7 +136,7 @@ func (g *Graph) Lineage() *Graph {
 		}
 	}
 	for id, v := range g.Vertices {
-		if !touched[id] {
+		if !touched[id] && v.Label != lineage.LabelRun {
 			w := withoutRunHistory(v)
 			if w.Props == "" && v.Props != "" {
 				continue
