@@ -34,3 +34,25 @@ func TestRebuildBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// Bad archive flags of serve fail at start with exit status 2, before the
+// graph or the bucket is dialled.
+func TestServeArchiveBadFlags(t *testing.T) {
+	base := []string{"-http-addr", "127.0.0.1:0", "-gremlin-endpoint", "ws://127.0.0.1:1/gremlin"}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-archive", "https://b/p", "-region", "us-east-1"}, "scheme must be s3"},
+		{[]string{"-archive-endpoint", "http://127.0.0.1:1"}, "-archive-endpoint without -archive"},
+		{[]string{"-archive", "s3://b/p"}, "region is empty"},
+		{[]string{"-archive", "s3://b/p", "-region", "us-east-1", "-archive-max-days", "0"}, "-archive-max-days"},
+		{[]string{"-archive", "s3://b/p", "-region", "us-east-1", "-archive-endpoint", "127.0.0.1:4569"}, "archive endpoint"},
+	} {
+		err := runServe(context.Background(), append(append([]string{}, base...), tt.args...))
+		var ee *exitError
+		if err == nil || !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("serve %v: %v, want exit 2 saying %q", tt.args, err, tt.want)
+		}
+	}
+}
