@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/lineageflow/lineageflow/archive"
 	"github.com/lineageflow/lineageflow/archive/archivetest"
@@ -76,6 +77,27 @@ func TestMarquezEventsFromArchive(t *testing.T) {
 		}
 	}
 
+	// The answers' shape is openapi.yaml's (the archive-less 501 is
+	// checked by TestOpenAPI).
+	doc, err := openapi3.NewLoader().LoadFromFile("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := doc.Paths.Find("/api/v1/events/lineage").Get
+	schemaOf := func(code int) *openapi3.Schema {
+		return op.Responses.Status(code).Value.Content["application/json"].Schema.Value
+	}
+	conforms := func(code int, body []byte) {
+		t.Helper()
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := schemaOf(code).VisitJSON(v); err != nil {
+			t.Errorf("%d answer does not match openapi.yaml: %v", code, err)
+		}
+	}
+
 	const maxDays, limit = 2, 70
 	_, hs := newTestServer(t, ep, Config{Archive: &ArchiveConfig{Store: st, MaxDays: maxDays}})
 	get := func(q url.Values) (int, []byte, http.Header) {
@@ -100,6 +122,7 @@ func TestMarquezEventsFromArchive(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("page %d: %d %s", pages, code, body)
 		}
+		conforms(code, body)
 		if n, _ := strconv.Atoi(hdr.Get("X-Lineageflow-Archive-Partitions")); n > maxDays || n < 1 {
 			t.Errorf("page %d read %d partitions, want 1..%d", pages, n, maxDays)
 		}
@@ -160,6 +183,7 @@ func TestMarquezEventsFromArchive(t *testing.T) {
 		if code != http.StatusBadRequest || !strings.Contains(string(body), tc.want) {
 			t.Errorf("?%s: %d %s, want 400 naming %q", tc.q, code, body, tc.want)
 		}
+		conforms(http.StatusBadRequest, body)
 	}
 
 	_, plain := newTestServer(t, ep, Config{})
