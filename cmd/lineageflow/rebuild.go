@@ -35,7 +35,7 @@ func runRebuild(ctx context.Context, args []string) error {
 	archEP := fs.String("archive-endpoint", "", "S3 endpoint URL override for the archive (e.g. http://127.0.0.1:4569; path-style)")
 	fromS := fs.String("from", "", "first event time put back, included (RFC 3339, or a date: midnight UTC; required)")
 	toS := fs.String("to", "", "end of the event times put back, excluded (RFC 3339, or a date: midnight UTC; required)")
-	stream := fs.String("stream", "", "Kinesis stream to put the events on (required): a new one, read by a worker with a new -app-name")
+	stream := fs.String("stream", "", "Kinesis stream to put the events on (required, on the command line: LINEAGEFLOW_STREAM is not read, it names the live stream): a new one, read by a worker with a new -app-name")
 	shards := fs.Int("shards", 4, "shard count when the stream has to be created (0: the stream must exist)")
 	region := fs.String("region", os.Getenv("AWS_REGION"), "AWS region (required)")
 	kinEP := fs.String("kinesis-endpoint", "", "Kinesis endpoint URL override (e.g. http://127.0.0.1:4567)")
@@ -63,6 +63,11 @@ func runRebuild(ctx context.Context, args []string) error {
 		return &exitError{2, fmt.Errorf("unexpected arguments %q: rebuild takes flags only", fs.Args())}
 	}
 	var errs []error
+	if *stream != "" && !cli.OnCommandLine(fs, "stream") {
+		// LINEAGEFLOW_STREAM is the live workers' stream where they run:
+		// rebuilding into it would feed the live application again.
+		errs = append(errs, fmt.Errorf("-stream must be given on the command line, not only as LINEAGEFLOW_STREAM (%q): rebuild into a new stream, read by a worker with a new -app-name", *stream))
+	}
 	l, err := archive.ParseLocation(*loc)
 	errs = append(errs, err, archive.CheckEndpoint(*archEP))
 	from, err := parseRangeTime("from", *fromS)

@@ -33,6 +33,12 @@ func TestRebuildBadFlags(t *testing.T) {
 			t.Errorf("rebuild %v: %v, want exit 2 saying %q", tt.args, err, tt.want)
 		}
 	}
+	// The live workers' stream from the environment is not taken.
+	t.Setenv("LINEAGEFLOW_STREAM", "live")
+	err := runRebuild(context.Background(), append(append([]string{}, base...), "-archive", "s3://b/p", "-from", "2026-01-01", "-to", "2026-01-02"))
+	if err == nil || !strings.Contains(err.Error(), "-stream must be given on the command line") {
+		t.Errorf("rebuild with LINEAGEFLOW_STREAM only: %v", err)
+	}
 }
 
 // Bad archive flags of serve fail at start with exit status 2, before the
