@@ -35,7 +35,7 @@ func runRebuild(ctx context.Context, args []string) error {
 	archEP := fs.String("archive-endpoint", "", "S3 endpoint URL override for the archive (e.g. http://127.0.0.1:4569; path-style)")
 	fromS := fs.String("from", "", "first event time put back, included (RFC 3339, or a date: midnight UTC; required)")
 	toS := fs.String("to", "", "end of the event times put back, excluded (RFC 3339, or a date: midnight UTC; required)")
-	stream := fs.String("stream", "", "Kinesis stream to put the events on (required, on the command line: LINEAGEFLOW_STREAM is not read, it names the live stream): a new one, read by a worker with a new -app-name")
+	stream := fs.String("stream", "", "Kinesis stream to put the events on (required on the command line: a value from LINEAGEFLOW_STREAM, the live stream, is refused): a new one, read by a worker with a new -app-name")
 	shards := fs.Int("shards", 4, "shard count when the stream has to be created (0: the stream must exist)")
 	region := fs.String("region", os.Getenv("AWS_REGION"), "AWS region (required)")
 	kinEP := fs.String("kinesis-endpoint", "", "Kinesis endpoint URL override (e.g. http://127.0.0.1:4567)")
