@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"crypto"
-	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rsa"
@@ -307,10 +306,8 @@ func (j jwk) key() (crypto.PublicKey, error) {
 			return nil, errors.New("bad EC key (P-256 only)")
 		}
 		pt := append(append([]byte{4}, x...), y...)
-		if _, err := ecdh.P256().NewPublicKey(pt); err != nil { // on the curve
-			return nil, err
-		}
-		return &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}, nil
+		// Refuses a point that is not on the curve.
+		return ecdsa.ParseUncompressedPublicKey(elliptic.P256(), pt)
 	}
 	return nil, fmt.Errorf("key type %q", j.Kty)
 }

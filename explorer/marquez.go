@@ -38,6 +38,9 @@ func (s *Server) marquezRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /api/v1/jobs/runs/{id}/facets", s.mqRunFacets)
 	m.HandleFunc("GET /api/v1/jobs", s.mqJobs)
 	m.HandleFunc("GET /api/v1/tags", s.mqTags)
+	if s.cfg.Archive != nil {
+		m.HandleFunc("GET /api/v1/events/lineage", s.heavy(s.mqLineageEvents))
+	}
 	s.mqRefusals(m)
 }
 

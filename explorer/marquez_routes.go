@@ -33,8 +33,11 @@ const (
 	whyVersions = "the graph keeps no dataset or job versions: each vertex holds the latest facets only"
 	whySources  = "the graph keeps no source entities (a dataset's dataSource facet is its dataSource property)"
 	whyArchive  = "no raw event archive: lineageflow keeps the graph, not the events"
-	whyStats    = "no event counts by time in the graph"
-	whyReadOnly = "read-only: lineageflow writes the graph from OpenLineage events on Kinesis only"
+	// whyNoArchive: GET /api/v1/events/lineage is served from the event
+	// archive when serve has -archive.
+	whyNoArchive = "no event archive: serve was started without -archive s3://bucket/prefix (the graph keeps no raw events)"
+	whyStats     = "no event counts by time in the graph"
+	whyReadOnly  = "read-only: lineageflow writes the graph from OpenLineage events on Kinesis only"
 )
 
 // mqRouteTable lists every route of Marquez's openapi.
@@ -79,7 +82,7 @@ var mqRouteTable = []mqRoute{
 	{"POST", "/lineage", mqReadOnly, whyReadOnly},
 	{"GET", "/column-lineage", mqAnswered, ""},
 	{"GET", "/search", mqAnswered, ""},
-	{"GET", "/events/lineage", mqNotImpl, whyArchive},
+	{"GET", "/events/lineage", mqNotImpl, whyNoArchive},
 	// Not in Marquez's openapi, but marquez-python's list_events calls them.
 	{"GET", "/events", mqNotImpl, whyArchive},
 	{"GET", "/events/{namespace}", mqNotImpl, whyArchive},
@@ -116,6 +119,9 @@ func (s *Server) mqRefusals(m *http.ServeMux) {
 		route := rt.Method + " /api/v1" + rt.Path
 		switch rt.Status {
 		case mqNotImpl:
+			if rt.Path == "/events/lineage" && s.cfg.Archive != nil {
+				break // served from the archive (marquezRoutes)
+			}
 			reason := rt.Reason
 			m.HandleFunc(rt.Method+" "+muxPattern(rt.Path), func(w http.ResponseWriter, _ *http.Request) {
 				writeJSON(w, http.StatusNotImplemented, notImplBody{Code: http.StatusNotImplemented,

@@ -81,6 +81,7 @@ func TestOpenAPI(t *testing.T) {
 		"/api/v1/tags",
 		"/api/v1/sources",
 		"/api/v1/events",
+		"/api/v1/events/lineage?limit=5",
 	} {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL+path, nil)
 		route, params, err := router.FindRoute(req)

@@ -65,6 +65,9 @@ type Config struct {
 	// 16); MaxPollers the most distinct watched views polled at once
 	// (default 256). Beyond either, 429 with Retry-After.
 	MaxWatchesPerClient, MaxPollers int
+	// Archive, when set, serves Marquez's GET /api/v1/events/lineage from
+	// the event archive (nil: that route answers 501 saying why).
+	Archive *ArchiveConfig
 	// UI serves every non-API path (nil: 404).
 	UI http.Handler
 	// Logger receives the server's logs (default slog.Default()).
@@ -103,6 +106,12 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.Archive != nil {
+		a := *c.Archive
+		def(&a.MaxDays, 7)
+		defd(&a.Timeout, 30*time.Second)
+		c.Archive = &a
+	}
 	return c
 }
 
@@ -124,6 +133,9 @@ func (c Config) Validate() error {
 	}
 	if c.RequestTimeout < 0 || c.IndexRefresh < 0 || c.IndexLateness < 0 || c.IndexFullRefresh < 0 || c.PollInterval < 10*time.Millisecond || c.Heartbeat < 0 || c.StaleAfter < 0 {
 		bad("RequestTimeout, IndexRefresh, IndexLateness, IndexFullRefresh, Heartbeat and StaleAfter must be positive, PollInterval at least 10ms")
+	}
+	if c.Archive != nil && (c.Archive.MaxDays < 1 || c.Archive.MaxDays > 366 || c.Archive.Timeout < 0) {
+		bad("Archive.MaxDays (%d, -archive-max-days) must be 1 to 366 and Archive.Timeout positive", c.Archive.MaxDays)
 	}
 	if c.IndexFullRefresh < c.IndexRefresh {
 		bad("IndexFullRefresh (%v, -explorer-index-full-refresh) is below IndexRefresh (%v, -explorer-index-refresh): a full reload cannot be more frequent than the incremental one", c.IndexFullRefresh, c.IndexRefresh)

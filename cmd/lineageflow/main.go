@@ -28,6 +28,7 @@ func commands() map[string]command {
 		{name: "diff", summary: "compare two live graphs (production and canary): missing, extra, different, divergence ratio", run: runDiff},
 		{name: "gen", summary: "write a deterministic generated workload as NDJSON", run: runGen},
 		{name: "mirror", summary: "put a deterministic share of a stream on a canary stream (its own KCL application)", run: runMirror},
+		{name: "rebuild", summary: "put the archived events of a time range back on a stream (rebuild a lost graph)", run: runRebuild},
 		{name: "replay", summary: "put NDJSON files or generated events on a Kinesis stream (creates it if missing)", run: runReplay},
 		{name: "run", summary: "run a worker: Kinesis (KCL) -> windows (Pebble) -> graph", run: runWorker},
 		{name: "serve", summary: "serve the lineage explorer (web UI, Marquez-compatible API) over the graph", run: runServe},

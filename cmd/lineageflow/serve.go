@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/lineageflow/lineageflow/explorer"
@@ -34,7 +35,8 @@ func runServe(ctx context.Context, args []string) error {
 		logFormat = fs.String("log-format", "text", "log format: json or text")
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		grace     = fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM: how long in-flight requests may take to finish before the graph is closed")
-		conn      = gremlinConnFlags(fs, nil)
+		arch      = addServeArchiveFlags(fs)
+		conn      = gremlinConnFlags(fs, arch.region)
 		auth      = addServeAuthFlags(fs)
 	)
 	fs.Usage = cli.Usage(fs, "lineageflow serve [flags]",
@@ -47,6 +49,9 @@ func runServe(ctx context.Context, args []string) error {
 		}
 		return &exitError{2, err}
 	}
+	if w := cli.SecretFlagWarning(fs, "secret-access-key"); w != "" {
+		fmt.Fprintln(os.Stderr, "warning:", w)
+	}
 	logger, err := newLogger(*logFormat, *logLevel)
 	if err != nil {
 		return &exitError{2, err}
@@ -54,14 +59,23 @@ func runServe(ctx context.Context, args []string) error {
 	if err := auth.check(*httpAddr, logger); err != nil {
 		return &exitError{2, err}
 	}
+	archCfg, err := arch.config()
+	if err != nil {
+		return &exitError{2, err}
+	}
 	dialer, err := conn.dialer(*endpoint, logger)
 	if err != nil {
 		return err
 	}
+	if archCfg != nil {
+		if archCfg.Store.S3, err = arch.client(ctx); err != nil {
+			return err
+		}
+	}
 	srv, err := explorer.New(explorer.Config{
 		Dialer: dialer, Connections: *conns, RequestTimeout: *reqTO, MaxFanOut: *fanOut,
 		MaxNodes: *maxNodes, IndexRefresh: *refresh, IndexLateness: *lateness, IndexFullRefresh: *fullRef, PollInterval: *poll, StaleAfter: *stale, UI: web.Handler(), Logger: logger,
-		MaxHeavyReads: *heavy, MaxWatchesPerClient: *watchCap, MaxPollers: *pollers,
+		MaxHeavyReads: *heavy, MaxWatchesPerClient: *watchCap, MaxPollers: *pollers, Archive: archCfg,
 	})
 	if err != nil {
 		return &exitError{2, err}

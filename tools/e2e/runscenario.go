@@ -35,6 +35,11 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 	}
 	defer h.Close()
 	s := &state{cfg: cfg, sc: sc, h: h}
+	defer func() {
+		for _, c := range s.closers {
+			c()
+		}
+	}()
 	r := outcome{name: sc.name}
 	fail := func(err error) (string, bool) {
 		r.err, r.note = err, s.note
@@ -55,6 +60,7 @@ func runScenario(ctx context.Context, cfg config, env harness.Env, bin, dir stri
 	}
 	recs := gen.Generate(gc)
 	toReplay, data := harness.Generated(recs)
+	s.recs = recs
 	s.want = refmodel.Build(data, refmodel.Options{Policy: "strict"})
 	anyG := refmodel.Build(data, refmodel.Options{Policy: "any"})
 	r.events, r.expEdges = len(recs), len(s.want.Edges)

@@ -115,6 +115,8 @@ var scenarios = []scenario{
 			}
 			return standins("start", "kinesis", "dynamodb")
 		}},
+	{name: "graph-lost", what: "the graph emptied once complete, rebuilt from the event archive (S3 stand-in) by lineageflow rebuild into a new stream and application", workers: 2,
+		fault: graphLostFault},
 	{name: "split", what: "a shard split mid-stream", workers: 3,
 		fault: func(ctx context.Context, s *state) error {
 			if err := s.waitAcked(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lineageflow/lineageflow/graph"
+	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/internal/replay"
 	"github.com/lineageflow/lineageflow/testkit/harness"
 	"github.com/lineageflow/lineageflow/verify/refmodel"
@@ -27,6 +28,8 @@ type state struct {
 	frozen    *harness.Proc // the worker the freeze scenario froze
 	redisURL  string        // the Redis stand-in, for scenarios with redis
 	note      string        // extra key=value fields for the result line
+	recs      []gen.Record  // the generated stream with its markers (graph-lost archives its unique valid events)
+	closers   []func()      // run when the scenario ends (graph-lost's second harness)
 }
 
 type replayJob struct{ j *harness.ReplayJob }
