@@ -93,7 +93,9 @@ func oversizedName(t *testing.T, guard bool) {
 	}
 	wantDead, wantParked := int64(1), int64(0)
 	if !guard {
-		wantDead, wantParked = 0, 3 // the vertex, its OUTPUTS and DERIVES edges
+		// The vertex, its OUTPUTS and DERIVES edges, and the bad event's
+		// Run vertex, whose outputs list names it.
+		wantDead, wantParked = 0, 4
 	}
 	if n, all := stats.Invalid()[lineage.ReasonNameTooLong], stats.InvalidTotal(); n != wantDead || all != wantDead {
 		t.Errorf("dead letters: %d name_too_long, %d in all; want %d", n, all, wantDead)
