@@ -104,9 +104,20 @@ func TestStandinScriptsStartStopLeaveNothing(t *testing.T) {
 	dir := t.TempDir()
 	ports := map[string]int{}
 	env := append(os.Environ(), "STANDIN_DIR="+dir)
+	// Distinct ports: every listener stays open until all are picked (a
+	// port closed at once can be handed out again to the next stand-in).
+	var held []net.Listener
 	for _, n := range names {
-		ports[n] = freePort(t)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, l)
+		ports[n] = l.Addr().(*net.TCPAddr).Port
 		env = append(env, "STANDIN_"+strings.ToUpper(n)+"_PORT="+strconv.Itoa(ports[n]))
+	}
+	for _, l := range held {
+		_ = l.Close()
 	}
 	run := func(script string, args ...string) {
 		t.Helper()
