@@ -112,14 +112,18 @@ type levelRow struct {
 }
 
 // level reads, in one request, the neighbours of up upstream and of down
-// downstream (either may be empty).
+// downstream (either may be empty). Each side's rows come back folded into
+// one result: a result is a response message of its own only up to the
+// server's batch size (64 on Gremlin Server), and a level of thousands of
+// rows as that many messages took twice the time of one list
+// (bench/RESULTS.md, "Explorer under its performance goals").
 func (s *Server) level(ctx context.Context, up, down []string, tf TimeFilter, fanOut int) (upRows, downRows []levelRow, err error) {
 	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, __ := gremlingo.T, gremlingo.T__
 		side := func(ids []string, dir string, nb func() *gremlingo.GraphTraversal) *gremlingo.GraphTraversal {
 			if !tf.active() {
 				return __.V(anyStrings(ids)...).Project("id", "d", "n").By(T.Id).By(__.Constant(dir)).
-					By(nb().Limit(fanOut + 1).Id().Fold())
+					By(nb().Limit(fanOut + 1).Id().Fold()).Fold()
 			}
 			// Edges first (filtered by their seen times), then their
 			// other end; and how many the filter left out.
@@ -132,7 +136,7 @@ func (s *Server) level(ctx context.Context, up, down []string, tf TimeFilter, fa
 			}
 			return __.V(anyStrings(ids)...).Project("id", "d", "n", "h").By(T.Id).By(__.Constant(dir)).
 				By(tf.keep(edges()).Limit(fanOut + 1).Map(other).Id().Fold()).
-				By(edges().Limit(s.cfg.CountCap).Where(tf.dropped()).Count())
+				By(edges().Limit(s.cfg.CountCap).Where(tf.dropped()).Count()).Fold()
 		}
 		var branches []any
 		if len(up) > 0 {
@@ -146,10 +150,9 @@ func (s *Server) level(ctx context.Context, up, down []string, tf TimeFilter, fa
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, r := range rows {
-		m, err := rowMap(r)
-		if err != nil {
-			return nil, nil, err
+	for _, m := range foldedRows(rows) {
+		if m == nil {
+			return nil, nil, errNotARow
 		}
 		lr := levelRow{id: asString(m["id"])}
 		lr.hidden, _ = asInt64(m["h"])
@@ -284,7 +287,8 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 			// its newest recorded run.
 			By(__.Coalesce(__.Values(lineage.PropLatestRunState),
 				__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Order().By(updated, gremlingo.Order.Desc).Limit(1).Values(lineage.PropState)).Fold()).
-			By(__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Has(lineage.PropState, string(lineage.TypeFail)).Limit(1).Count())
+			By(__.In(edgeRunOf).HasLabel(lineage.LabelRun).Limit(w.s.cfg.RunScan).Has(lineage.PropState, string(lineage.TypeFail)).Limit(1).Count()).
+			Fold() // one response message (see level)
 	})
 	if err != nil {
 		return nil, err
@@ -294,10 +298,9 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 		m map[any]any
 	}
 	var edgeRows []edgeRow
-	for _, r := range rows {
-		m, err := rowMap(r)
-		if err != nil {
-			return nil, err
+	for _, m := range foldedRows(rows) {
+		if m == nil {
+			return nil, errNotARow
 		}
 		id := asString(m["id"])
 		n := w.nodes[id]
