@@ -269,6 +269,23 @@ func rowMap(r *gremlingo.Result) (map[any]any, error) {
 	return m, nil
 }
 
+// errNotARow is a folded answer whose element is not a project() map.
+var errNotARow = errors.New("explorer: folded row is not a map")
+
+// foldedRows returns the project() maps of an answer whose results are
+// lists of them (a fold() of the rows), in order; an element that is not
+// a map is nil.
+func foldedRows(rs []*gremlingo.Result) []map[any]any {
+	var out []map[any]any
+	for _, r := range rs {
+		for _, e := range list(r.GetInterface()) {
+			m, _ := e.(map[any]any)
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // asString returns v as a string (a vertex id, a property value).
 func asString(v any) string {
 	switch s := v.(type) {

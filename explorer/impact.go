@@ -69,7 +69,9 @@ func (s *Server) Impact(ctx context.Context, q ImpactQuery) (*Impact, error) {
 	if q.Down {
 		dir = "down"
 	}
-	out := &Impact{Center: center.NodeID(), Direction: dir, Depth: q.Depth, Results: []ImpactNode{}}
+	// The list grows by appending: room for a typical answer up front,
+	// never the whole limit for a small one.
+	out := &Impact{Center: center.NodeID(), Direction: dir, Depth: q.Depth, Results: make([]ImpactNode, 0, min(q.Limit, 1024))}
 	if q.Time.active() {
 		tf := q.Time
 		out.Time = &tf
@@ -98,7 +100,7 @@ func (s *Server) Impact(ctx context.Context, q ImpactQuery) (*Impact, error) {
 					out.Truncated = true // more neighbours than the list could take
 					r.neighbors = r.neighbors[:fanOut]
 				}
-				via, _ := refOfVertexID(r.id)
+				viaID := "" // the row's node id, made once it is needed
 				for _, nb := range r.neighbors {
 					if seen[nb] {
 						continue
@@ -117,8 +119,12 @@ func (s *Server) Impact(ctx context.Context, q ImpactQuery) (*Impact, error) {
 						out.Count = len(out.Results)
 						return out, nil
 					}
+					if viaID == "" {
+						via, _ := refOfVertexID(r.id)
+						viaID = via.NodeID()
+					}
 					out.Results = append(out.Results, ImpactNode{ID: ref.NodeID(), Type: ref.Type(), Namespace: ref.Namespace,
-						Name: ref.Name, Distance: d, Via: via.NodeID()})
+						Name: ref.Name, Distance: d, Via: viaID})
 				}
 			}
 		}

@@ -111,14 +111,18 @@ type levelRow struct {
 }
 
 // level reads, in one request, the neighbours of up upstream and of down
-// downstream (either may be empty).
+// downstream (either may be empty). Each side's rows come back folded into
+// one result: a result is a response message of its own only up to the
+// server's batch size (64 on Gremlin Server), and a level of thousands of
+// rows as that many messages took twice the time of one list
+// (bench/RESULTS.md, "Explorer under its performance goals").
 func (s *Server) level(ctx context.Context, up, down []string, tf TimeFilter, fanOut int) (upRows, downRows []levelRow, err error) {
 	rows, err := s.graph.read(ctx, func(g *gremlingo.GraphTraversalSource) *gremlingo.GraphTraversal {
 		T, __ := gremlingo.T, gremlingo.T__
 		side := func(ids []string, dir string, nb func() *gremlingo.GraphTraversal) *gremlingo.GraphTraversal {
 			if !tf.active() {
 				return __.V(anyStrings(ids)...).Project("id", "d", "n").By(T.Id).By(__.Constant(dir)).
-					By(nb().Limit(fanOut + 1).Id().Fold())
+					By(nb().Limit(fanOut + 1).Id().Fold()).Fold()
 			}
 			// Edges first (filtered by their seen times), then their
 			// other end; and how many the filter left out.
@@ -131,7 +135,7 @@ func (s *Server) level(ctx context.Context, up, down []string, tf TimeFilter, fa
 			}
 			return __.V(anyStrings(ids)...).Project("id", "d", "n", "h").By(T.Id).By(__.Constant(dir)).
 				By(tf.keep(edges()).Limit(fanOut + 1).Map(other).Id().Fold()).
-				By(edges().Limit(s.cfg.CountCap).Where(tf.dropped()).Count())
+				By(edges().Limit(s.cfg.CountCap).Where(tf.dropped()).Count()).Fold()
 		}
 		var branches []any
 		if len(up) > 0 {
@@ -145,10 +149,9 @@ func (s *Server) level(ctx context.Context, up, down []string, tf TimeFilter, fa
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, r := range rows {
-		m, err := rowMap(r)
-		if err != nil {
-			return nil, nil, err
+	for _, m := range foldedRows(rows) {
+		if m == nil {
+			return nil, nil, errNotARow
 		}
 		lr := levelRow{id: asString(m["id"])}
 		lr.hidden, _ = asInt64(m["h"])
@@ -320,7 +323,8 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 			By(tf.keep(__.OutE(lineageLabels...)).Limit(countCap).Where(__.InV().Where(P.Within("found"))).
 				Project("id", "label", "i", "p").By(T.Id).By(T.Label).By(__.InV().Id()).By(__.ValueMap()).Fold()).
 			// The job's latest run by eventTime (its health property).
-			By(__.Values(lineage.PropLatestRunState).Fold())
+			By(__.Values(lineage.PropLatestRunState).Fold()).
+			Fold() // one response message (see level)
 	})
 	if err != nil {
 		return nil, err
@@ -330,10 +334,9 @@ func (w *walk) finish(ctx context.Context, center Ref) (*Lineage, error) {
 		m map[any]any
 	}
 	var edgeRows []edgeRow
-	for _, r := range rows {
-		m, err := rowMap(r)
-		if err != nil {
-			return nil, err
+	for _, m := range foldedRows(rows) {
+		if m == nil {
+			return nil, errNotARow
 		}
 		id := asString(m["id"])
 		n := w.nodes[id]
