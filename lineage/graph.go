@@ -63,11 +63,11 @@ const (
 	PropOpenlineageAdapterVersion = "openlineageAdapterVersion" // processing_engine.openlineageAdapterVersion
 	PropExternalQueryID           = "externalQueryId"           // externalQuery.externalQueryId
 	PropExternalQuerySource       = "externalQuerySource"       // externalQuery.source
-	PropJob              = "job"              // the Job vertex id of the run's job (constant): runs are found by it
-	PropInputs           = "inputs"           // the ids of the datasets the run read, a capped list (see RunDatasetList)
-	PropOutputs          = "outputs"          // the ids of the datasets the run wrote, idem
-	PropInputCount       = "inputCount"       // how many datasets it read (maximum): more than inputs holds when capped
-	PropOutputCount      = "outputCount"      // how many it wrote, idem
+	PropJob                       = "job"                       // the Job vertex id of the run's job (constant): runs are found by it
+	PropInputs                    = "inputs"                    // the ids of the datasets the run read, a capped list (see RunDatasetList)
+	PropOutputs                   = "outputs"                   // the ids of the datasets the run wrote, idem
+	PropInputCount                = "inputCount"                // how many datasets it read (maximum): more than inputs holds when capped
+	PropOutputCount               = "outputCount"               // how many it wrote, idem
 )
 
 // Job health and dataset write properties (DESIGN.md, Lineage semantics
