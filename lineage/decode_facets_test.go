@@ -302,3 +302,28 @@ func FuzzFacetsAgreeWithEncodingJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeEngineAndQueryFacets: a whole record's processing_engine and
+// externalQuery run facets reach Event.Run; wrong shapes are ignored and an
+// oversize value is dropped and marked LenientCappedRunFacet, never a dead
+// letter (the seeds of FuzzDecodeAgreesWithEncodingJSON hold the same
+// records to the encoding/json reference).
+func TestDecodeEngineAndQueryFacets(t *testing.T) {
+	t.Parallel()
+	var d Decoder
+	var ev Event
+	if err := d.Decode([]byte(modelSeeds[0]), &ev); err != nil {
+		t.Fatal(err)
+	}
+	want := RunFacets{EngineName: OptStr{"spark", true}, EngineVersion: OptStr{"3.5.1", true}, AdapterVersion: OptStr{"1.40.0", true},
+		ExternalQueryID: OptStr{"q1", true}, ExternalQuerySource: OptStr{"bigquery", true}}
+	if ev.Run != want || ev.Lenient != 0 {
+		t.Fatalf("run facets %+v lenient %v", ev.Run, ev.Lenient)
+	}
+	if err := d.Decode([]byte(modelSeeds[1]), &ev); err != nil || ev.Run != (RunFacets{}) || ev.Lenient != 0 {
+		t.Fatalf("wrong shapes: %v %+v %v", err, ev.Run, ev.Lenient)
+	}
+	if err := d.Decode([]byte(modelSeeds[2]), &ev); err != nil || ev.Run != (RunFacets{EngineVersion: OptStr{"1", true}}) || ev.Lenient != LenientCappedRunFacet {
+		t.Fatalf("capped: %v %+v %v", err, ev.Run, ev.Lenient)
+	}
+}
