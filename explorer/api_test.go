@@ -373,3 +373,68 @@ func waitLineage(t *testing.T, base string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestMarquezRunEngineAndQueryFacets: a run's processing_engine and
+// externalQuery facets, kept as Run vertex properties, come back as
+// OpenLineage run facets in Marquez's run objects (by id, in a job's
+// runs, the facets route) and in the explorer's run details; a run
+// without them has neither.
+func TestMarquezRunEngineAndQueryFacets(t *testing.T) {
+	ep := gremlinEndpoint(t)
+	loadFixture(t, ep)
+	_, hs := newTestServer(t, ep, Config{})
+	want := `{"externalQuery":{"externalQueryId":"job_42","source":"bigquery"},` +
+		`"processing_engine":{"name":"spark","openlineageAdapterVersion":"1.40.0","version":"3.5.1"}}`
+	pick := func(f map[string]json.RawMessage) string {
+		out := map[string]json.RawMessage{}
+		for _, k := range []string{"processing_engine", "externalQuery"} {
+			if v, ok := f[k]; ok {
+				out[k] = v
+			}
+		}
+		b, _ := json.Marshal(out)
+		return string(b)
+	}
+	var run struct {
+		Facets map[string]json.RawMessage `json:"facets"`
+	}
+	if code, b := get(t, hs.URL, "/api/v1/jobs/runs/"+fxRunFail, &run); code != 200 || pick(run.Facets) != want {
+		t.Errorf("run by id: %d %s", code, short(string(b)))
+	}
+	run.Facets = nil
+	if code, b := get(t, hs.URL, "/api/v1/jobs/runs/"+fxRunFail+"/facets", &run); code != 200 || pick(run.Facets) != want {
+		t.Errorf("run facets route: %d %s", code, short(string(b)))
+	}
+	var runs struct {
+		Runs []struct {
+			ID     string                     `json:"id"`
+			Facets map[string]json.RawMessage `json:"facets"`
+		} `json:"runs"`
+	}
+	if code, b := get(t, hs.URL, "/api/v1/namespaces/"+fxNS+"/jobs/etl/runs", &runs); code != 200 || len(runs.Runs) != 2 {
+		t.Fatalf("job runs: %d %s", code, short(string(b)))
+	}
+	for _, r := range runs.Runs {
+		if got := pick(r.Facets); (r.ID == fxRunFail) != (got == want) || (r.ID != fxRunFail && got != "{}") {
+			t.Errorf("job runs: run %s facets %s", r.ID, got)
+		}
+	}
+	var n NodeDetails
+	if code, b := get(t, hs.URL, "/api/lf/v1/node?nodeId="+q(jobNode(fxETL)), &n); code != 200 || len(n.Runs) != 2 {
+		t.Fatalf("node: %d %s", code, short(string(b)))
+	}
+	s := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return *p
+	}
+	r := n.Runs[0]
+	if r.RunID != fxRunFail || s(r.ProcessingEngine) != "spark" || s(r.ProcessingEngineVersion) != "3.5.1" ||
+		s(r.OpenlineageAdapterVersion) != "1.40.0" || s(r.ExternalQueryID) != "job_42" || s(r.ExternalQuerySource) != "bigquery" {
+		t.Errorf("explorer run details %+v", r)
+	}
+	if r := n.Runs[1]; r.ProcessingEngine != nil || r.ExternalQueryID != nil {
+		t.Errorf("run without the facets %+v", r)
+	}
+}

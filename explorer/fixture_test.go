@@ -116,6 +116,12 @@ func writeModelExtras(t testing.TB, endpoint string) {
 				tr = tr.Property(l.k, lineage.RunDatasetList(ids(l.ds))).Property(l.n, int64(len(l.ds)))
 			}
 		}
+		if id == fxRunFail {
+			// The processing_engine and externalQuery run facets.
+			tr = tr.Property(lineage.PropProcessingEngine, "spark").Property(lineage.PropProcessingEngineVersion, "3.5.1").
+				Property(lineage.PropOpenlineageAdapterVersion, "1.40.0").Property(lineage.PropExternalQueryID, "job_42").
+				Property(lineage.PropExternalQuerySource, "bigquery")
+		}
 		if _, err := tr.ToList(); err != nil {
 			t.Fatal(err)
 		}

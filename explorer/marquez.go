@@ -349,6 +349,7 @@ func mqRun(rs RunSummary) MQRun {
 	if rs.ErrorMessage != nil {
 		run.Facets["errorMessage"] = map[string]any{"message": *rs.ErrorMessage}
 	}
+	addEngineQueryFacets(run.Facets, rs)
 	return run
 }
 

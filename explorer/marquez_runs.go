@@ -143,7 +143,8 @@ func (s *Server) mqRun(w http.ResponseWriter, r *http.Request) {
 }
 
 // mqRunFacets answers GET /api/v1/jobs/runs/{id}/facets: the run facets
-// the graph keeps (errorMessage, nominalTime, parent), as Marquez's
+// the graph keeps (errorMessage, nominalTime, parent, processing_engine,
+// externalQuery), as Marquez's
 // {runId, facets}.
 func (s *Server) mqRunFacets(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
@@ -183,7 +184,30 @@ func runFacets(rs RunSummary) map[string]any {
 	if v := asString(p[lineage.PropParentRunID]); v != "" {
 		f["parent"] = map[string]any{"run": map[string]any{"runId": v}}
 	}
+	addEngineQueryFacets(f, rs)
 	return f
+}
+
+// addEngineQueryFacets adds to f the processing_engine and externalQuery
+// run facets a Run vertex's properties hold, in the OpenLineage shape
+// (only the members the graph has).
+func addEngineQueryFacets(f map[string]any, rs RunSummary) {
+	members := func(m map[string]string) map[string]any {
+		out := map[string]any{}
+		for member, key := range m {
+			if v, ok := rs.props[key].(string); ok {
+				out[member] = v
+			}
+		}
+		return out
+	}
+	if m := members(map[string]string{"name": lineage.PropProcessingEngine, "version": lineage.PropProcessingEngineVersion,
+		"openlineageAdapterVersion": lineage.PropOpenlineageAdapterVersion}); len(m) > 0 {
+		f["processing_engine"] = m
+	}
+	if m := members(map[string]string{"externalQueryId": lineage.PropExternalQueryID, "source": lineage.PropExternalQuerySource}); len(m) > 0 {
+		f["externalQuery"] = m
+	}
 }
 
 // tagNames are the tag keys of a job or dataset's tags property (tags

@@ -41,6 +41,13 @@ type RunSummary struct {
 	DurationMs   *int64  `json:"durationMs"`
 	ErrorMessage *string `json:"errorMessage"`
 	UpdatedAt    *int64  `json:"updatedAt"`
+	// The processing_engine and externalQuery run facets, when the run
+	// gave them.
+	ProcessingEngine          *string `json:"processingEngine,omitempty"`
+	ProcessingEngineVersion   *string `json:"processingEngineVersion,omitempty"`
+	OpenlineageAdapterVersion *string `json:"openlineageAdapterVersion,omitempty"`
+	ExternalQueryID           *string `json:"externalQueryId,omitempty"`
+	ExternalQuerySource       *string `json:"externalQuerySource,omitempty"`
 
 	props map[string]any
 }
@@ -229,6 +236,14 @@ func runSummary(p map[string]any) RunSummary {
 		e := asString(v)
 		rs.ErrorMessage = &e
 	}
+	str := func(k string) *string {
+		if v, ok := p[k].(string); ok {
+			return &v
+		}
+		return nil
+	}
+	rs.ProcessingEngine, rs.ProcessingEngineVersion, rs.OpenlineageAdapterVersion = str(lineage.PropProcessingEngine), str(lineage.PropProcessingEngineVersion), str(lineage.PropOpenlineageAdapterVersion)
+	rs.ExternalQueryID, rs.ExternalQuerySource = str(lineage.PropExternalQueryID), str(lineage.PropExternalQuerySource)
 	return rs
 }
 

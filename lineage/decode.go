@@ -181,6 +181,8 @@ type runSlot struct {
 	errRaw []byte     // facets.errorMessage when an object, into the record
 	nomRaw []byte     // facets.nominalTime when an object, into the record
 	depRaw []byte     // facets.jobDependencies when an object, into the record
+	engRaw []byte     // facets.processing_engine when an object, into the record
+	extRaw []byte     // facets.externalQuery when an object, into the record
 }
 
 type listSlot struct {
@@ -477,7 +479,7 @@ func (d *Decoder) run(r *runSlot, depth int) {
 			d.str(&r.runID, depth+1, false)
 			d.badUTF8 = d.badUTF8 || d.lastBad
 		case "facets":
-			r.facets, r.parent, r.errRaw, r.nomRaw, r.depRaw = s.peek(), parentSlot{}, nil, nil, nil
+			r.facets, r.parent, r.errRaw, r.nomRaw, r.depRaw, r.engRaw, r.extRaw = s.peek(), parentSlot{}, nil, nil, nil, nil, nil
 			switch r.facets {
 			case '{':
 				for ok := s.objBegin(); ok; ok = s.objNext() {
@@ -490,6 +492,10 @@ func (d *Decoder) run(r *runSlot, depth int) {
 						r.nomRaw = d.objSpan(depth + 2)
 					case "jobDependencies":
 						r.depRaw = d.objSpan(depth + 2)
+					case "processing_engine":
+						r.engRaw = d.objSpan(depth + 2)
+					case "externalQuery":
+						r.extRaw = d.objSpan(depth + 2)
 					default:
 						s.skip(depth + 2)
 					}
@@ -676,6 +682,9 @@ func (d *Decoder) finishOpenLineage(ev *Event) error {
 	ms := when.UnixMilli()
 	if kind == KindRun {
 		ev.Run = runFacetsOf(t.run.errRaw, t.run.nomRaw)
+		if runExtraFacetsOf(&ev.Run, t.run.engRaw, t.run.extRaw) {
+			ev.Lenient |= LenientCappedRunFacet
+		}
 		if t.run.depRaw != nil {
 			ev.Upstream, ev.Downstream = JobDependencies(t.run.depRaw)
 		}

@@ -218,6 +218,29 @@ func refRunFacetsOf(errRaw, nomRaw []byte) RunFacets {
 	return f
 }
 
+// refRunExtraFacetsOf is runExtraFacetsOf.
+func refRunExtraFacetsOf(f *RunFacets, engRaw, extRaw []byte) (capped bool) {
+	read := func(raw []byte, keys []string, dst []*OptStr) {
+		var m map[string]json.RawMessage
+		if raw == nil || json.Unmarshal(raw, &m) != nil || m == nil {
+			return
+		}
+		for i, k := range keys {
+			var v OptStr
+			if r, ok := m[k]; ok && string(r) != "null" && json.Unmarshal(r, &v.V) == nil {
+				v.Ok = true
+				if len(v.V) > MaxRunFacetValue {
+					v, capped = OptStr{}, true
+				}
+			}
+			*dst[i] = v
+		}
+	}
+	read(engRaw, []string{"name", "version", "openlineageAdapterVersion"}, []*OptStr{&f.EngineName, &f.EngineVersion, &f.AdapterVersion})
+	read(extRaw, []string{"externalQueryId", "source"}, []*OptStr{&f.ExternalQueryID, &f.ExternalQuerySource})
+	return capped
+}
+
 func refFacetTime(raw json.RawMessage) (int64, bool) {
 	var s string
 	if raw == nil || json.Unmarshal(raw, &s) != nil {

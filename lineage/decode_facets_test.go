@@ -3,6 +3,7 @@ package lineage
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -207,10 +208,66 @@ func TestRunAndLifecycleFacets(t *testing.T) {
 	}
 }
 
+var runExtraFacetCorpus = []string{
+	`{"name":"spark","version":"3.5.1","openlineageAdapterVersion":"1.40.0","_producer":"p"}`, `{"name":null,"version":7}`,
+	`{"name":"a","name":null}`, `{"name":null,"name":"b"}`, `{"externalQueryId":"q-1","source":"bigquery"}`,
+	`{"externalQueryId":{"x":1},"source":["s"]}`, `{"externalQueryId":"caf\u00e9 \ud800","source":""}`, "{\"source\":\"\xff\"}",
+	`{"name":"` + strings.Repeat("x", MaxRunFacetValue) + `","version":"` + strings.Repeat("y", MaxRunFacetValue+1) + `"}`,
+	`{"externalQueryId":"` + strings.Repeat("\u00e9", MaxRunFacetValue/2) + `"}`,
+	`{"source":"` + strings.Repeat("\u00e9", MaxRunFacetValue/2+1) + `"}`, `{"name":"x"} x`, `[]`, `null`, `"s"`,
+}
+
+// TestRunExtraFacets: the scanner reads the processing_engine and
+// externalQuery facets as encoding/json does, wrong shapes ignored and a
+// value longer than MaxRunFacetValue dropped and reported.
+func TestRunExtraFacets(t *testing.T) {
+	t.Parallel()
+	given, capped := 0, 0
+	check := func(raw []byte) {
+		t.Helper()
+		var got, want RunFacets
+		gc, wc := runExtraFacetsOf(&got, raw, raw), refRunExtraFacetsOf(&want, raw, raw)
+		if got != want || gc != wc {
+			t.Fatalf("facet %q: got %+v %v, want %+v %v", raw, got, gc, want, wc)
+		}
+		if want != (RunFacets{}) {
+			given++
+		}
+		if wc {
+			capped++
+		}
+	}
+	for _, c := range runExtraFacetCorpus {
+		check([]byte(c))
+	}
+	var f RunFacets
+	if runExtraFacetsOf(&f, []byte(runExtraFacetCorpus[0]), []byte(runExtraFacetCorpus[4])) ||
+		f.EngineName != (OptStr{"spark", true}) || f.EngineVersion != (OptStr{"3.5.1", true}) ||
+		f.AdapterVersion != (OptStr{"1.40.0", true}) || f.ExternalQueryID != (OptStr{"q-1", true}) ||
+		f.ExternalQuerySource != (OptStr{"bigquery", true}) {
+		t.Fatalf("facets: %+v", f)
+	}
+	f = RunFacets{}
+	if !runExtraFacetsOf(&f, []byte(runExtraFacetCorpus[8]), nil) || len(f.EngineName.V) != MaxRunFacetValue || f.EngineVersion.Ok {
+		t.Fatalf("cap: %+v", f)
+	}
+	f = RunFacets{}
+	if runExtraFacetsOf(&f, nil, []byte(runExtraFacetCorpus[9])) || !f.ExternalQueryID.Ok {
+		t.Fatalf("cap at 1 KiB exactly: %+v", f)
+	}
+	r := rand.New(rand.NewPCG(14, 15))
+	for range 50000 {
+		check(mutate(r, []byte(runExtraFacetCorpus[r.IntN(len(runExtraFacetCorpus))])))
+	}
+	if given < 2000 || capped < 100 {
+		t.Fatalf("only %d facets gave a value, %d capped", given, capped)
+	}
+}
+
 // FuzzFacetsAgreeWithEncodingJSON holds every facet reader to its
 // encoding/json reference on the same bytes.
 func FuzzFacetsAgreeWithEncodingJSON(f *testing.F) {
-	for _, corpus := range [][]string{facetCorpus, columnCorpus, aliasCorpus, runFacetCorpus} {
+	for _, corpus := range [][]string{facetCorpus, columnCorpus, aliasCorpus, runFacetCorpus, runExtraFacetCorpus} {
 		for _, c := range corpus {
 			f.Add(0, []byte(c))
 		}
@@ -239,5 +296,34 @@ func FuzzFacetsAgreeWithEncodingJSON(f *testing.F) {
 		if got, want := runFacetsOf(raw, raw), refRunFacetsOf(raw, raw); got != want {
 			t.Fatalf("run facets %q: got %+v, want %+v", raw, got, want)
 		}
+		var got, want RunFacets
+		if gc, wc := runExtraFacetsOf(&got, raw, raw), refRunExtraFacetsOf(&want, raw, raw); got != want || gc != wc {
+			t.Fatalf("processing_engine/externalQuery %q: got %+v %v, want %+v %v", raw, got, gc, want, wc)
+		}
 	})
+}
+
+// TestDecodeEngineAndQueryFacets: a whole record's processing_engine and
+// externalQuery run facets reach Event.Run; wrong shapes are ignored and an
+// oversize value is dropped and marked LenientCappedRunFacet, never a dead
+// letter (the seeds of FuzzDecodeAgreesWithEncodingJSON hold the same
+// records to the encoding/json reference).
+func TestDecodeEngineAndQueryFacets(t *testing.T) {
+	t.Parallel()
+	var d Decoder
+	var ev Event
+	if err := d.Decode([]byte(modelSeeds[0]), &ev); err != nil {
+		t.Fatal(err)
+	}
+	want := RunFacets{EngineName: OptStr{"spark", true}, EngineVersion: OptStr{"3.5.1", true}, AdapterVersion: OptStr{"1.40.0", true},
+		ExternalQueryID: OptStr{"q1", true}, ExternalQuerySource: OptStr{"bigquery", true}}
+	if ev.Run != want || ev.Lenient != 0 {
+		t.Fatalf("run facets %+v lenient %v", ev.Run, ev.Lenient)
+	}
+	if err := d.Decode([]byte(modelSeeds[1]), &ev); err != nil || ev.Run != (RunFacets{}) || ev.Lenient != 0 {
+		t.Fatalf("wrong shapes: %v %+v %v", err, ev.Run, ev.Lenient)
+	}
+	if err := d.Decode([]byte(modelSeeds[2]), &ev); err != nil || ev.Run != (RunFacets{EngineVersion: OptStr{"1", true}}) || ev.Lenient != LenientCappedRunFacet {
+		t.Fatalf("capped: %v %+v %v", err, ev.Run, ev.Lenient)
+	}
 }

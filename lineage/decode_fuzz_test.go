@@ -3,6 +3,7 @@ package lineage
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +31,9 @@ func fuzzSeeds(f *testing.F) {
 // modelSeeds exercise what the graph model reads: run facets, symlinks,
 // leniencies.
 var modelSeeds = []string{
+	`{"eventType":"START","eventTime":"2026-01-01T00:00:00Z","run":{"runId":"r","facets":{"processing_engine":{"_producer":"p","name":"spark","version":"3.5.1","openlineageAdapterVersion":"1.40.0"},"externalQuery":{"externalQueryId":"q1","source":"bigquery"}}},"job":{"namespace":"n","name":"j"}}`,
+	`{"eventType":"FAIL","eventTime":"2026-01-01T00:00:00Z","run":{"runId":"r","facets":{"processing_engine":["spark"],"externalQuery":{"externalQueryId":7,"source":null}}},"job":{"namespace":"n","name":"j"}}`,
+	`{"eventType":"COMPLETE","eventTime":"2026-01-01T00:00:00Z","run":{"runId":"r","facets":{"processing_engine":{"name":"` + strings.Repeat("s", MaxRunFacetValue+1) + `","version":"1"},"externalQuery":"q"}},"job":{"namespace":"n","name":"j"}}`,
 	`{"eventType":"COMPLETE","eventTime":"2026-01-01T00:00:00Z","run":{"runId":"r"},"job":{"namespace":"n","name":"j"},"outputs":[{"namespace":"n","name":"t","facets":{"lifecycleStateChange":{"lifecycleStateChange":"DROP"},"symlinks":{"identifiers":[{"namespace":"a","name":"b"}]}}},{"namespace":"n","name":"u","facets":{"lifecycleStateChange":{"lifecycleStateChange":"TRUNCATE"},"columnLineage":{}}},{"namespace":"n","name":"v","facets":{"lifecycleStateChange":{"lifecycleStateChange":7}}}]}`,
 	`{"eventType":"FAIL","eventTime":"2026-01-01T00:00:00","run":{"runId":"r","facets":{"errorMessage":{"message":"boom","stackTrace":"x"},"nominalTime":{"nominalStartTime":"2026-01-01T00:00:00Z","nominalEndTime":"2026-01-02T00:00:00"}}},"job":{"namespace":"n","name":"j"},"inputs":[{"namespace":"s3://b","name":"/p","facets":{"symlinks":{"identifiers":[{"namespace":"arn:aws:glue:us-east-1:1","name":"table/db/t","type":"TABLE"},{"namespace":"","name":"x"}]}}}],"outputs":[{"namespace":"s3://b","name":"/q","facets":{"symlinks":{"identifiers":[{"namespace":"hive://h","name":"db.q","type":7}]},"columnLineage":{"fields":{}}}}]}`,
 	`{"eventType":"COMPLETE","eventTime":"2026-01-01T00:00:00Z","job":{"namespace":"n","name":"j"},"schemaURL":"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent","outputs":[{"namespace":"n","name":"o","facets":{"symlinks":null}}],"inputs":[{"namespace":"n","name":"i","facets":{"symlinks":{"identifiers":[{"namespace":"a","name":"b"}]},"symlinks":{"identifiers":"no"}}}]}`,

@@ -369,6 +369,16 @@ func refOpenLineage(m refObj) (Event, error) {
 			nomRaw = facets["nominalTime"]
 		}
 		ev.Run = refRunFacetsOf(errRaw, nomRaw)
+		var engRaw, extRaw []byte
+		if facets.typ("processing_engine") == '{' {
+			engRaw = facets["processing_engine"]
+		}
+		if facets.typ("externalQuery") == '{' {
+			extRaw = facets["externalQuery"]
+		}
+		if refRunExtraFacetsOf(&ev.Run, engRaw, extRaw) {
+			ev.Lenient |= LenientCappedRunFacet
+		}
 		switch c := facets.typ("parent"); c {
 		case 0:
 		case '{':

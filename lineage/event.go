@@ -90,6 +90,10 @@ const (
 	// Parent. Nothing in the graph depends on it (it only picks the
 	// Kinesis partition key).
 	LenientInvalidParent
+	// LenientCappedRunFacet: a processing_engine or externalQuery run
+	// facet value longer than MaxRunFacetValue bytes was dropped (the
+	// property is absent, as if the member were not there).
+	LenientCappedRunFacet
 )
 
 // Leniencies lists every Leniency with its metric label.
@@ -97,7 +101,7 @@ var Leniencies = []struct {
 	L    Leniency
 	Name string
 }{{LenientZonelessTime, "zoneless_event_time"}, {LenientKindFromSchemaURL, "kind_from_schema_url"},
-	{LenientInvalidParent, "invalid_parent_facet"}}
+	{LenientInvalidParent, "invalid_parent_facet"}, {LenientCappedRunFacet, "capped_run_facet_value"}}
 
 // Event is one decoded lineage event, whatever format it arrived in.
 //

@@ -12,6 +12,66 @@ type RunFacets struct {
 	// ms), when given and parseable.
 	NominalStart, NominalEnd       int64
 	HasNominalStart, HasNominalEnd bool
+	// The processing_engine facet's name, version and
+	// openlineageAdapterVersion, and the externalQuery facet's
+	// externalQueryId and source: each when a string of at most
+	// MaxRunFacetValue bytes.
+	EngineName, EngineVersion, AdapterVersion OptStr
+	ExternalQueryID, ExternalQuerySource      OptStr
+}
+
+// OptStr is an optional string (Ok: given).
+type OptStr struct {
+	V  string
+	Ok bool
+}
+
+// MaxRunFacetValue caps a processing_engine or externalQuery value (bytes,
+// unescaped): a longer one is dropped and the record counted with
+// LenientCappedRunFacet.
+const MaxRunFacetValue = 1024
+
+// runExtraFacetsOf interprets the raw JSON objects of the
+// processing_engine and externalQuery run facets (nil when absent) into f,
+// by runFacetsOf's rules; capped reports a value dropped for its length.
+// refRunExtraFacetsOf is its encoding/json reference.
+func runExtraFacetsOf(f *RunFacets, engRaw, extRaw []byte) (capped bool) {
+	var s scanner
+	read := func(raw []byte, keys []string, dst []*OptStr) {
+		if raw == nil {
+			return
+		}
+		s.reset(raw)
+		if s.peek() != '{' {
+			return
+		}
+		vals := make([]OptStr, len(keys))
+		for more := s.objBegin(); more; more = s.objNext() {
+			k, hit := string(s.key()), false
+			for i, name := range keys {
+				if k == name {
+					vals[i].V, vals[i].Ok = s.optStr(2)
+					hit = true
+					break
+				}
+			}
+			if !hit {
+				s.skip(2)
+			}
+		}
+		if s.end(); s.err != nil {
+			return
+		}
+		for i, v := range vals {
+			if v.Ok && len(v.V) > MaxRunFacetValue {
+				v, capped = OptStr{}, true
+			}
+			*dst[i] = v
+		}
+	}
+	read(engRaw, []string{"name", "version", "openlineageAdapterVersion"}, []*OptStr{&f.EngineName, &f.EngineVersion, &f.AdapterVersion})
+	read(extRaw, []string{"externalQueryId", "source"}, []*OptStr{&f.ExternalQueryID, &f.ExternalQuerySource})
+	return capped
 }
 
 // runFacetsOf interprets the raw JSON objects of the errorMessage and

@@ -56,11 +56,18 @@ const (
 	PropNominalStartTime = "nominalStartTime" // nominalTime run facet, last writer wins
 	PropNominalEndTime   = "nominalEndTime"   // idem
 	PropParentRunID      = "parentRunId"      // the parent run facet's runId, last writer wins
-	PropJob              = "job"              // the Job vertex id of the run's job (constant): runs are found by it
-	PropInputs           = "inputs"           // the ids of the datasets the run read, a capped list (see RunDatasetList)
-	PropOutputs          = "outputs"          // the ids of the datasets the run wrote, idem
-	PropInputCount       = "inputCount"       // how many datasets it read (maximum): more than inputs holds when capped
-	PropOutputCount      = "outputCount"      // how many it wrote, idem
+	// processing_engine and externalQuery run facets, each value at most
+	// MaxRunFacetValue bytes, last writer wins.
+	PropProcessingEngine          = "processingEngine"          // processing_engine.name
+	PropProcessingEngineVersion   = "processingEngineVersion"   // processing_engine.version
+	PropOpenlineageAdapterVersion = "openlineageAdapterVersion" // processing_engine.openlineageAdapterVersion
+	PropExternalQueryID           = "externalQueryId"           // externalQuery.externalQueryId
+	PropExternalQuerySource       = "externalQuerySource"       // externalQuery.source
+	PropJob                       = "job"                       // the Job vertex id of the run's job (constant): runs are found by it
+	PropInputs                    = "inputs"                    // the ids of the datasets the run read, a capped list (see RunDatasetList)
+	PropOutputs                   = "outputs"                   // the ids of the datasets the run wrote, idem
+	PropInputCount                = "inputCount"                // how many datasets it read (maximum): more than inputs holds when capped
+	PropOutputCount               = "outputCount"               // how many it wrote, idem
 )
 
 // Job health and dataset write properties (DESIGN.md, Lineage semantics

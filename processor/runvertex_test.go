@@ -296,6 +296,58 @@ func (c *cacheWriter) breakdown() string {
 	return sb.String()
 }
 
+// TestRunEngineAndQueryFacets: the processing_engine and externalQuery
+// run facets become Run vertex properties, last writer by eventTime wins
+// (the events arrive out of order), a wrong shape is ignored and a value
+// over 1 KiB dropped and counted, never a dead letter; the graph is the
+// reference model's.
+func TestRunEngineAndQueryFacets(t *testing.T) {
+	long := strings.Repeat("x", lineage.MaxRunFacetValue+1)
+	recs := [][]byte{
+		[]byte(`{"eventType":"FAIL","eventTime":"2026-01-01T02:05:00Z","run":{"runId":"e1","facets":{"processing_engine":{"name":"spark","version":"3.5.1","openlineageAdapterVersion":"1.40.0"},"externalQuery":{"externalQueryId":"job_42","source":"bigquery"}}},"job":{"namespace":"n","name":"j"}}`),
+		[]byte(`{"eventType":"START","eventTime":"2026-01-01T02:00:00Z","run":{"runId":"e1","facets":{"processing_engine":{"name":"old","version":"3.4"},"externalQuery":{"externalQueryId":"job_41","source":7}}},"job":{"namespace":"n","name":"j"}}`),
+		[]byte(`{"eventType":"START","eventTime":"2026-01-01T03:00:00Z","run":{"runId":"e2","facets":{"processing_engine":["spark"],"externalQuery":{"externalQueryId":"` + long + `","source":"snowflake"}}},"job":{"namespace":"n","name":"k"}}`),
+	}
+	for _, runs := range []semantics.RunRecords{semantics.RunsFailed, semantics.RunsAll} {
+		t.Run("runs="+string(runs), func(t *testing.T) {
+			got, st := runRecords(t, recs, runs)
+			want := refmodel.Build(recs, refmodel.Options{Runs: string(runs)})
+			if d := refmodelCompare(want, got); d != "" {
+				t.Fatalf("graph differs from the reference:\n%s", d)
+			}
+			if n := st.InvalidTotal(); n != 0 {
+				t.Fatalf("%d dead letters", n)
+			}
+			if l := st.Lenient(); l["capped_run_facet_value"] != 1 {
+				t.Fatalf("lenient counts %v", l)
+			}
+			props := func(id string) map[string]string {
+				rv, ok := got.Vertices[lineage.RunVertexID(id)]
+				if !ok {
+					return nil
+				}
+				m := map[string]string{}
+				for _, k := range []string{lineage.PropProcessingEngine, lineage.PropProcessingEngineVersion, lineage.PropOpenlineageAdapterVersion,
+					lineage.PropExternalQueryID, lineage.PropExternalQuerySource} {
+					if p, ok := rv.Props.Get(k); ok {
+						m[k] = p.Str
+					}
+				}
+				return m
+			}
+			if got, want := fmt.Sprint(props("e1")), fmt.Sprint(map[string]string{"processingEngine": "spark", "processingEngineVersion": "3.5.1",
+				"openlineageAdapterVersion": "1.40.0", "externalQueryId": "job_42", "externalQuerySource": "bigquery"}); got != want {
+				t.Fatalf("run e1: %s, want %s", got, want)
+			}
+			if runs == semantics.RunsAll {
+				if got := fmt.Sprint(props("e2")); got != fmt.Sprint(map[string]string{"externalQuerySource": "snowflake"}) {
+					t.Fatalf("run e2: %s", got)
+				}
+			}
+		})
+	}
+}
+
 // TestLenientCounted: a zone-less eventTime and a JobEvent with an
 // eventType are read as Marquez reads them, each counted, and the graph
 // is the reference model's.

@@ -339,11 +339,13 @@ func TestRunEventPropsInKeyOrder(t *testing.T) {
 	ev := runEv(lineage.TypeFail, 200, nil, nil)
 	ev.Run.HasError, ev.Run.ErrorMessage = true, "boom"
 	ev.Run.HasNominalStart, ev.Run.HasNominalEnd = true, true
+	ev.Run.EngineName, ev.Run.EngineVersion, ev.Run.AdapterVersion = lineage.OptStr{V: "spark", Ok: true}, lineage.OptStr{V: "3.5", Ok: true}, lineage.OptStr{V: "1.40", Ok: true}
+	ev.Run.ExternalQueryID, ev.Run.ExternalQuerySource = lineage.OptStr{V: "q", Ok: true}, lineage.OptStr{V: "bq", Ok: true}
 	ev.Parent = &lineage.ParentRun{RunID: "parent", Job: lineage.Job{Namespace: "n", Name: "p"}}
 	ps := appendRunEventProps(nil, "r", lineage.Job{Namespace: "n", Name: "j"}, "job:1:n/j", ev, 100, 200, true,
 		[]string{"b", "a"}, []string{"c"})
-	if len(ps) != 17 {
-		t.Fatalf("%d properties, want 17: %+v", len(ps), ps)
+	if len(ps) != 22 {
+		t.Fatalf("%d properties, want 22: %+v", len(ps), ps)
 	}
 	for i := 1; i < len(ps); i++ {
 		if ps[i-1].Key >= ps[i].Key {

@@ -91,7 +91,7 @@ func refIDs(out []string, rs []DatasetRef) []string {
 // eventTime endMax so far. The reference model computes the same from the
 // whole stream.
 func RunEventProps(runID string, j lineage.Job, jobID string, ev *lineage.Event, startMin, endMax int64, hasEnd bool) []lineage.Prop {
-	return appendRunEventProps(make([]lineage.Prop, 0, 17), runID, j, jobID, ev, startMin, endMax, hasEnd, nil, nil)
+	return appendRunEventProps(make([]lineage.Prop, 0, 22), runID, j, jobID, ev, startMin, endMax, hasEnd, nil, nil)
 }
 
 // appendRunEventProps appends RunEventProps(runID, j, jobID, ev,
@@ -100,9 +100,11 @@ func RunEventProps(runID string, j lineage.Job, jobID string, ev *lineage.Event,
 // (lineage.RunDatasetProps) unless nil.
 func appendRunEventProps(ps []lineage.Prop, runID string, j lineage.Job, jobID string, ev *lineage.Event, startMin, endMax int64, hasEnd bool, ins, outs []string) []lineage.Prop {
 	t := ev.Time.UnixMilli()
-	// Keys in order: durationMs endedAt errorMessage inputCount inputs job
-	// jobName jobNamespace nominalEndTime nominalStartTime outputCount
-	// outputs parentRunId runId startedAt state updatedAt.
+	// Keys in order: durationMs endedAt errorMessage externalQueryId
+	// externalQuerySource inputCount inputs job jobName jobNamespace
+	// nominalEndTime nominalStartTime openlineageAdapterVersion outputCount
+	// outputs parentRunId processingEngine processingEngineVersion runId
+	// startedAt state updatedAt.
 	if hasEnd && endMax >= startMin {
 		ps = append(ps, lineage.NumMax(lineage.PropDurationMs, endMax-startMin))
 	}
@@ -112,6 +114,8 @@ func appendRunEventProps(ps []lineage.Prop, runID string, j lineage.Job, jobID s
 	if ev.Run.HasError {
 		ps = append(ps, lineage.StrLWW(lineage.PropErrorMessage, ev.Run.ErrorMessage, t))
 	}
+	ps = appendOptLWW(ps, lineage.PropExternalQueryID, ev.Run.ExternalQueryID, t)
+	ps = appendOptLWW(ps, lineage.PropExternalQuerySource, ev.Run.ExternalQuerySource, t)
 	if ins != nil {
 		l := lineage.RunDatasetProps(ins, lineage.PropInputs, lineage.PropInputCount)
 		ps = append(ps, l[:]...)
@@ -127,6 +131,7 @@ func appendRunEventProps(ps []lineage.Prop, runID string, j lineage.Job, jobID s
 	if ev.Run.HasNominalStart {
 		ps = append(ps, lineage.NumLWW(lineage.PropNominalStartTime, ev.Run.NominalStart, t))
 	}
+	ps = appendOptLWW(ps, lineage.PropOpenlineageAdapterVersion, ev.Run.AdapterVersion, t)
 	if outs != nil {
 		l := lineage.RunDatasetProps(outs, lineage.PropOutputs, lineage.PropOutputCount)
 		ps = append(ps, l[:]...)
@@ -134,6 +139,8 @@ func appendRunEventProps(ps []lineage.Prop, runID string, j lineage.Job, jobID s
 	if ev.Parent != nil && ev.Parent.RunID != runID {
 		ps = append(ps, lineage.StrLWW(lineage.PropParentRunID, ev.Parent.RunID, t))
 	}
+	ps = appendOptLWW(ps, lineage.PropProcessingEngine, ev.Run.EngineName, t)
+	ps = appendOptLWW(ps, lineage.PropProcessingEngineVersion, ev.Run.EngineVersion, t)
 	ps = append(ps,
 		lineage.StrConst(lineage.PropRunID, runID),
 		lineage.NumMin(lineage.PropStartedAt, t),
@@ -142,4 +149,12 @@ func appendRunEventProps(ps []lineage.Prop, runID string, j lineage.Job, jobID s
 		ps = append(ps, p)
 	}
 	return append(ps, lineage.NumMax(lineage.PropUpdatedAt, t))
+}
+
+// appendOptLWW appends key = v (last writer wins at t) when v is given.
+func appendOptLWW(ps []lineage.Prop, key string, v lineage.OptStr, t int64) []lineage.Prop {
+	if v.Ok {
+		ps = append(ps, lineage.StrLWW(key, v.V, t))
+	}
+	return ps
 }

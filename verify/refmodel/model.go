@@ -407,6 +407,9 @@ type event struct {
 	hasError               bool
 	nomStart, nomEnd       int64
 	hasNomStart, hasNomEnd bool
+	// the processing_engine and externalQuery values (at most 1 KiB) by
+	// Run vertex property key
+	runStrs map[string]string
 }
 
 // Valid reports whether data is a valid record, and if not, why.

@@ -32,6 +32,9 @@ func (m *Model) runVertex(r *run, ev *event) {
 	if ev.hasNomEnd {
 		ps = append(ps, lineage.NumLWW(lineage.PropNominalEndTime, ev.nomEnd, t))
 	}
+	for k, v := range ev.runStrs {
+		ps = append(ps, lineage.StrLWW(k, v, t))
+	}
 	if ev.hasParent && ev.parentRunID != r.id {
 		ps = append(ps, lineage.StrLWW(lineage.PropParentRunID, ev.parentRunID, t))
 	}
@@ -75,9 +78,10 @@ func (m *Model) addRun(g *Graph, r *run) {
 	lineage.MergeVertexInto(g.Vertices, rv)
 }
 
-// runFacets reads the errorMessage and nominalTime run facets of a run
-// object, ignoring any of another shape (they never make a record
-// invalid).
+// runFacets reads the errorMessage, nominalTime, processing_engine and
+// externalQuery run facets of a run object, ignoring any of another shape
+// (they never make a record invalid) and any processing_engine or
+// externalQuery value longer than 1 KiB.
 func (ev *event) runFacets(runObj object) {
 	var facets map[string]json.RawMessage
 	if raw, ok := runObj["facets"]; !ok || json.Unmarshal(raw, &facets) != nil {
@@ -94,6 +98,39 @@ func (ev *event) runFacets(runObj object) {
 	if raw, ok := facets["nominalTime"]; ok && json.Unmarshal(raw, &nt) == nil && nt != nil {
 		ev.nomStart, ev.hasNomStart = facetTime(nt["nominalStartTime"])
 		ev.nomEnd, ev.hasNomEnd = facetTime(nt["nominalEndTime"])
+	}
+	for facet, members := range map[string]map[string]string{
+		"processing_engine": {"name": lineage.PropProcessingEngine, "version": lineage.PropProcessingEngineVersion,
+			"openlineageAdapterVersion": lineage.PropOpenlineageAdapterVersion},
+		"externalQuery": {"externalQueryId": lineage.PropExternalQueryID, "source": lineage.PropExternalQuerySource},
+	} {
+		var m map[string]*string
+		raw, ok := facets[facet]
+		if !ok || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+			continue
+		}
+		if json.Unmarshal(raw, &m) != nil {
+			// A member of another type than a string: read them one by one.
+			var o map[string]json.RawMessage
+			if json.Unmarshal(raw, &o) != nil {
+				continue
+			}
+			m = map[string]*string{}
+			for k, v := range o {
+				var s *string
+				if json.Unmarshal(v, &s) == nil {
+					m[k] = s
+				}
+			}
+		}
+		for member, key := range members {
+			if v, ok := m[member]; ok && v != nil && len(*v) <= 1024 {
+				if ev.runStrs == nil {
+					ev.runStrs = map[string]string{}
+				}
+				ev.runStrs[key] = *v
+			}
+		}
 	}
 }
 
