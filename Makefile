@@ -41,7 +41,7 @@ test-unit:
 ## test-fast: the unit tier, for the edit-test loop (under a minute with a warm build cache).
 test-fast:
 	env -u LINEAGEFLOW_KINESIS_ENDPOINT -u LINEAGEFLOW_DYNAMODB_ENDPOINT -u LINEAGEFLOW_GREMLIN_ENDPOINT \
-		-u LINEAGEFLOW_REDIS_ENDPOINT -u LINEAGEFLOW_REQUIRE_STANDINS STANDIN_DIR=$(CURDIR)/.standins/none \
+		-u LINEAGEFLOW_REDIS_ENDPOINT -u LINEAGEFLOW_S3_ENDPOINT -u LINEAGEFLOW_REQUIRE_STANDINS STANDIN_DIR=$(CURDIR)/.standins/none \
 		$(GO) test -short -skip '$(FAST_SKIP)' $(FAST_PKGS)
 
 test-race:

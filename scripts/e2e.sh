@@ -13,7 +13,8 @@ export STANDIN_KINESIS_PORT="${E2E_KINESIS_PORT:-44567}"
 export STANDIN_DYNAMODB_PORT="${E2E_DYNAMODB_PORT:-44568}"
 export STANDIN_GREMLIN_PORT="${E2E_GREMLIN_PORT:-48182}"
 export STANDIN_REDIS_PORT="${E2E_REDIS_PORT:-44379}"
-unset LINEAGEFLOW_KINESIS_ENDPOINT LINEAGEFLOW_DYNAMODB_ENDPOINT LINEAGEFLOW_GREMLIN_ENDPOINT LINEAGEFLOW_REDIS_ENDPOINT
+export STANDIN_S3_PORT="${E2E_S3_PORT:-44569}"
+unset LINEAGEFLOW_KINESIS_ENDPOINT LINEAGEFLOW_DYNAMODB_ENDPOINT LINEAGEFLOW_GREMLIN_ENDPOINT LINEAGEFLOW_REDIS_ENDPOINT LINEAGEFLOW_S3_ENDPOINT
 
 started=0
 if [ ! -f "$STANDIN_DIR/env" ]; then started=1; fi
@@ -21,7 +22,8 @@ cleanup() { if [ "$started" = 1 ]; then bash scripts/standins-stop.sh >/dev/null
 trap cleanup EXIT
 # Redis (the shared dedup tier) only for the join-redis scenario, and only
 # where redis-server is installed (that scenario fails without it).
-names=(kinesis dynamodb gremlin)
+# The S3 stand-in (moto) for the event archive's scenarios.
+names=(kinesis dynamodb gremlin s3)
 if command -v redis-server >/dev/null; then names+=(redis); fi
 bash scripts/standins-start.sh "${names[@]}" >/dev/null
 

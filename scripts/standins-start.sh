@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Start the local AWS/Neptune stand-ins (installing them first if needed).
 #
-#   scripts/standins-start.sh [kinesis] [dynamodb] [gremlin] [redis]   # no args: all
+#   scripts/standins-start.sh [kinesis] [dynamodb] [gremlin] [redis] [s3]   # no args: all
 #
 #   kinesis   kinesalite 3.3.3 (npm)  http://127.0.0.1:$STANDIN_KINESIS_PORT  (4567)
 #   dynamodb  dynalite 4.0.0 (npm)    http://127.0.0.1:$STANDIN_DYNAMODB_PORT (4568)
@@ -9,6 +9,8 @@
 #                                     ws://127.0.0.1:$STANDIN_GREMLIN_PORT/gremlin (8182)
 #   redis     redis-server >= 7.0 (Debian package redis-server, not installed here)
 #                                     redis://127.0.0.1:$STANDIN_REDIS_PORT/0 (6379)
+#   s3        moto 5.2.6 server (PyPI, venv standins/s3/venv; S3 API only used)
+#                                     http://127.0.0.1:$STANDIN_S3_PORT (4569)
 #
 # State lives in $STANDIN_DIR (default <repo>/.standins); see
 # scripts/lib/standins-common.sh for the layout. Writes $STANDIN_DIR/env
@@ -16,14 +18,17 @@
 #
 # Idempotent: a stand-in whose recorded PID is alive and which answers is left
 # alone; a stale pid file is replaced. Each stand-in is only reported ready
-# once it answers a real request (ListStreams, ListTables, g.inject(1)).
+# once it answers a real request (ListStreams, ListTables, g.inject(1), PING,
+# ListBuckets).
 #
 # Data: kinesalite and dynalite keep LevelDB stores under $STANDIN_DIR/data,
 # so streams, records, leases and checkpoints survive a restart. Gremlin
 # Server holds its graph in memory and saves it to $STANDIN_DIR/data/gremlin
 # (graphLocation) on a clean stop, like Neptune's durable storage: a cleanly
 # restarted Gremlin Server has the same graph. Redis (the shared dedup tier) runs without persistence: a
-# restarted Redis starts empty.
+# restarted Redis starts empty. The S3 stand-in (moto, in memory) is made
+# durable the Gremlin way by standins/s3/serve.py: it loads its buckets from
+# $STANDIN_DIR/data/s3 at start and writes them there on a clean stop.
 #
 # Other knobs: STANDIN_START_TIMEOUT (seconds per stand-in, default 60 for
 # node, 180 for gremlin), STANDIN_GREMLIN_HEAP (default 1g).
@@ -36,7 +41,7 @@ names=("$@")
 ((${#names[@]})) || names=("${STANDIN_NAMES[@]}")
 for n in "${names[@]}"; do check_name "$n"; done
 
-mkdir -p "$STANDIN_DIR"/{pids,ports,logs,data/kinesis,data/dynamodb,data/redis,gremlin}
+mkdir -p "$STANDIN_DIR"/{pids,ports,logs,data/kinesis,data/dynamodb,data/redis,data/s3,gremlin}
 lock_standin_dir
 
 # ---------------------------------------------------------------- install
@@ -90,6 +95,27 @@ install_redis() {
 	[[ -n $v && $v -ge 7 ]] || die "redis-server $(redis-server --version): 7.0 or later needed (SET ... NX GET)"
 }
 
+# moto's server from PyPI into standins/s3/venv (gitignored), from the
+# pinned requirements (every dependency); shared by all $STANDIN_DIRs.
+S3_PROBE='import moto.server, moto.s3.models, flask, flask_cors'
+install_s3() {
+	[[ -x $S3_DIR/venv/bin/python ]] && "$S3_DIR/venv/bin/python" -c "$S3_PROBE" 2>/dev/null && return 0
+	local py
+	py=$(command -v python3.11 || command -v python3) || die "python3 not found (3.9+ with venv and pip needed for the S3 stand-in, moto)"
+	"$py" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 9))' ||
+		die "$py: Python 3.9+ with the venv module needed for the S3 stand-in (moto)"
+	(
+		exec 8<"$S3_DIR/requirements.txt"
+		flock 8
+		[[ -x $S3_DIR/venv/bin/python ]] && "$S3_DIR/venv/bin/python" -c "$S3_PROBE" 2>/dev/null && exit 0
+		log "installing moto (S3 stand-in) from PyPI into $S3_DIR/venv"
+		rm -rf "$S3_DIR/venv"
+		"$py" -m venv "$S3_DIR/venv" >&2
+		"$S3_DIR/venv/bin/pip" install -q --disable-pip-version-check -r "$S3_DIR/requirements.txt" >&2
+		"$S3_DIR/venv/bin/python" -c "$S3_PROBE"
+	) || die "installing the S3 stand-in (moto) from PyPI failed (see the output above)"
+}
+
 # ---------------------------------------------------------------- health
 
 AMZ_AUTH='AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/svc/aws4_request, SignedHeaders=host;x-amz-date, Signature=0000000000000000000000000000000000000000000000000000000000000000'
@@ -123,6 +149,12 @@ healthy() {
 		# PING over RESP inline, bounded by timeout.
 		out=$(timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" && printf "PING\r\n" >&3 && IFS= read -r l <&3 && echo "$l"' "$port" 2>/dev/null) || return 1
 		[[ $out == +PONG* ]]
+		;;
+	s3)
+		# ListBuckets (path-style GET /).
+		out=$(curl -sS -m 3 "http://127.0.0.1:$port/" \
+			-H 'X-Amz-Date: 20200101T000000Z' -H "Authorization: ${AMZ_AUTH/svc/s3}" 2>/dev/null) || return 1
+		[[ $out == *'<ListAllMyBucketsResult'* ]]
 		;;
 	esac
 }
@@ -198,6 +230,15 @@ launch() {
 			--protected-mode yes --loglevel notice \
 			</dev/null >>"$logf" 2>&1 9>&-) &
 		;;
+	s3)
+		# serve.py runs moto's server and keeps its buckets under
+		# --data (which names $STANDIN_DIR: ours_alive checks it).
+		# shellcheck disable=SC2016
+		(cd "$S3_DIR" && exec setsid nohup bash -c 'echo $$ >"$0"; exec "$@"' "$pidf" \
+			"$S3_DIR/venv/bin/python" -u serve.py --host 127.0.0.1 --port "$port" \
+			--data "$STANDIN_DIR/data/s3" \
+			</dev/null >>"$logf" 2>&1 9>&-) &
+		;;
 	esac
 	# The pid file is written by the child before exec; wait for it briefly.
 	local i
@@ -263,14 +304,15 @@ start_one() {
 	wait_healthy "$name" "$port" "$(recorded_pid "$name")" "$timeout"
 }
 
-need_node=0 need_gremlin=0 need_redis=0
+need_node=0 need_gremlin=0 need_redis=0 need_s3=0
 for n in "${names[@]}"; do
-	case "$n" in kinesis | dynamodb) need_node=1 ;; gremlin) need_gremlin=1 ;; redis) need_redis=1 ;; esac
+	case "$n" in kinesis | dynamodb) need_node=1 ;; gremlin) need_gremlin=1 ;; redis) need_redis=1 ;; s3) need_s3=1 ;; esac
 done
 command -v curl >/dev/null || die "curl not found"
 ((need_node)) && install_node
 ((need_gremlin)) && install_gremlin
 ((need_redis)) && install_redis
+((need_s3)) && install_s3
 
 # Start in parallel (Gremlin Server is the slow one), then wait for each.
 rc=0

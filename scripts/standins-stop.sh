@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Stop the local stand-ins started by scripts/standins-start.sh.
 #
-#   scripts/standins-stop.sh [kinesis] [dynamodb] [gremlin] [redis]   # no args: all
+#   scripts/standins-stop.sh [kinesis] [dynamodb] [gremlin] [redis] [s3]   # no args: all
 #
 # Stops exactly the recorded PIDs of $STANDIN_DIR (default <repo>/.standins):
 # SIGTERM, a bounded wait (STANDIN_STOP_TIMEOUT seconds, default 15), then
 # SIGKILL. Removes their pid and port files and rewrites $STANDIN_DIR/env
 # with the stand-ins still running. Data under $STANDIN_DIR/data is kept
 # (kinesalite streams, dynalite tables); Gremlin Server's graph is in memory
-# and is lost, and so are Redis's keys (no persistence). Naming one stand-in restarts-in-two-steps just that one, e.g.
+# and is lost, and so are Redis's keys (no persistence); the S3 stand-in
+# writes its buckets to $STANDIN_DIR/data/s3 on SIGTERM and loads them at
+# start. Naming one stand-in restarts-in-two-steps just that one, e.g.
 #   scripts/standins-stop.sh gremlin && scripts/standins-start.sh gremlin
 set -euo pipefail
 

@@ -8,10 +8,11 @@
 #   data/dynamodb      dynalite LevelDB store (persistent: KCL leases survive)
 #   gremlin/           runtime copy of gremlin-server.yaml (graph in memory)
 #   data/redis         redis-server's working directory (no persistence)
+#   data/s3            the S3 stand-in's buckets (s3.pickle, written on a clean stop)
 #   env                KEY=value lines for tests and the service
-# Names: kinesis, dynamodb, gremlin, redis.
+# Names: kinesis, dynamodb, gremlin, redis, s3.
 
-STANDIN_NAMES=(kinesis dynamodb gremlin redis)
+STANDIN_NAMES=(kinesis dynamodb gremlin redis s3)
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 STANDIN_DIR=${STANDIN_DIR:-$REPO_ROOT/.standins}
@@ -19,13 +20,14 @@ mkdir -p "$STANDIN_DIR"
 STANDIN_DIR=$(cd "$STANDIN_DIR" && pwd)
 NODE_DIR=$REPO_ROOT/standins/node
 GREMLIN_DIR=$REPO_ROOT/standins/gremlin
+S3_DIR=$REPO_ROOT/standins/s3
 
 die() { echo "standins: $*" >&2; exit 1; }
 log() { echo "standins: $*" >&2; }
 
 check_name() {
 	case "$1" in
-	kinesis | dynamodb | gremlin | redis) ;;
+	kinesis | dynamodb | gremlin | redis | s3) ;;
 	*) die "unknown stand-in '$1' (expected: ${STANDIN_NAMES[*]})" ;;
 	esac
 }
@@ -40,6 +42,7 @@ default_port() {
 	dynamodb) echo "${STANDIN_DYNAMODB_PORT:-4568}" ;;
 	gremlin) echo "${STANDIN_GREMLIN_PORT:-8182}" ;;
 	redis) echo "${STANDIN_REDIS_PORT:-6379}" ;;
+	s3) echo "${STANDIN_S3_PORT:-4569}" ;;
 	esac
 }
 
@@ -77,7 +80,7 @@ port_open() {
 
 endpoint() {
 	case "$1" in
-	kinesis | dynamodb) echo "http://127.0.0.1:$2" ;;
+	kinesis | dynamodb | s3) echo "http://127.0.0.1:$2" ;;
 	gremlin) echo "ws://127.0.0.1:$2/gremlin" ;;
 	redis) echo "redis://127.0.0.1:$2/0" ;;
 	esac
@@ -89,6 +92,7 @@ env_key() {
 	dynamodb) echo LINEAGEFLOW_DYNAMODB_ENDPOINT ;;
 	gremlin) echo LINEAGEFLOW_GREMLIN_ENDPOINT ;;
 	redis) echo LINEAGEFLOW_REDIS_ENDPOINT ;;
+	s3) echo LINEAGEFLOW_S3_ENDPOINT ;;
 	esac
 }
 

@@ -96,6 +96,11 @@ func TestStandinScriptsStartStopLeaveNothing(t *testing.T) {
 	} else {
 		t.Log("redis-server not installed: the redis stand-in is left out")
 	}
+	if _, err := exec.LookPath("python3"); err == nil || os.Getenv("LINEAGEFLOW_REQUIRE_STANDINS") == "1" {
+		names = append(names, "s3")
+	} else {
+		t.Log("python3 not installed: the s3 stand-in (moto) is left out")
+	}
 	dir := t.TempDir()
 	ports := map[string]int{}
 	env := append(os.Environ(), "STANDIN_DIR="+dir)
@@ -153,6 +158,9 @@ func TestStandinScriptsStartStopLeaveNothing(t *testing.T) {
 	}
 	if p, ok := ports["redis"]; ok {
 		want["LINEAGEFLOW_REDIS_ENDPOINT"] = "redis://127.0.0.1:" + strconv.Itoa(p) + "/0"
+	}
+	if p, ok := ports["s3"]; ok {
+		want["LINEAGEFLOW_S3_ENDPOINT"] = "http://127.0.0.1:" + strconv.Itoa(p)
 	}
 	for k, v := range want {
 		if kv[k] != v {

@@ -2,7 +2,7 @@
 //
 // Endpoints come from the environment (LINEAGEFLOW_KINESIS_ENDPOINT,
 // LINEAGEFLOW_DYNAMODB_ENDPOINT, LINEAGEFLOW_GREMLIN_ENDPOINT,
-// LINEAGEFLOW_REDIS_ENDPOINT) or, when those
+// LINEAGEFLOW_REDIS_ENDPOINT, LINEAGEFLOW_S3_ENDPOINT) or, when those
 // are unset, from the env file that scripts/standins-start.sh writes
 // ($STANDIN_DIR/env, default <repo>/.standins/env). When a stand-in is not
 // found the test is skipped, unless LINEAGEFLOW_REQUIRE_STANDINS=1 (as
@@ -39,6 +39,10 @@ func Gremlin(t testing.TB) string { return need(t, "LINEAGEFLOW_GREMLIN_ENDPOINT
 
 // Redis returns the redis-server endpoint (redis://127.0.0.1:port/0).
 func Redis(t testing.TB) string { return need(t, "LINEAGEFLOW_REDIS_ENDPOINT", "Redis") }
+
+// S3 returns the S3 stand-in's endpoint (moto server, http://127.0.0.1:port;
+// path-style addressing).
+func S3(t testing.TB) string { return need(t, "LINEAGEFLOW_S3_ENDPOINT", "the S3 stand-in (moto)") }
 
 // Lookup returns the value of an endpoint variable from the environment or
 // the stand-ins' env file.
