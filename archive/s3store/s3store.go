@@ -47,6 +47,7 @@ func Open(ctx context.Context, c awsconf.Config, endpoint, bucket, kmsKey string
 	cl := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		o.BaseEndpoint = awsconf.Endpoint(endpoint)
 		o.UsePathStyle = endpoint != ""
+		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 	return New(cl, bucket, kmsKey), nil
 }
