@@ -163,7 +163,8 @@ func (s *Shard) archiveEvent(r *Record, sum *[32]byte) {
 	b = appendDatasets(b, ins)
 	b = appendDatasets(b, outs)
 	b = append(b, sum[:]...)
-	b = enc.AppendString(b, string(r.Data))
+	b = enc.AppendUvarint(b, uint64(len(r.Data)))
+	b = append(b, r.Data...)
 	a.buf = b
 	a.add(s, k0, k1, r)
 	s.st.ArchiveEvents.Add(1)
@@ -191,7 +192,8 @@ func (s *Shard) archiveDeadLetter(r *Record, reason, detail string) {
 	b = enc.AppendVarint(b, r.Arrival.UnixMilli())
 	b = enc.AppendString(b, reason)
 	b = enc.AppendString(b, detail)
-	b = enc.AppendString(b, string(r.Data))
+	b = enc.AppendUvarint(b, uint64(len(r.Data)))
+	b = append(b, r.Data...)
 	a.buf = b
 	a.add(s, k0, k1, r)
 	s.st.ArchiveDeadLetters.Add(1)
@@ -379,16 +381,33 @@ func decodeArchiveEntry(shard string, pos checkpoint.Pos, v []byte, ev *archive.
 			sum[i] = r.Byte()
 		}
 		ev.IdempotencyKey = hex.EncodeToString(sum[:])
-		ev.Event = []byte(r.String())
+		var ok bool
+		if ev.Event, ok = lastBytes(&r); !ok {
+			return 0, checkpoint.ErrCorrupt
+		}
 	case archiveKindDead:
 		*dl = archive.DeadLetterRow{Shard: shard, Sequence: pos.Seq, SubSequence: int64(pos.Sub), ArrivalTime: arrival}
 		dl.Reason = r.String()
 		dl.Detail = r.String()
-		dl.Record = []byte(r.String())
+		var ok bool
+		if dl.Record, ok = lastBytes(&r); !ok {
+			return 0, checkpoint.ErrCorrupt
+		}
 	default:
 		return 0, checkpoint.ErrCorrupt
 	}
 	return kind, r.Err()
+}
+
+// lastBytes reads the length-prefixed bytes that end an entry (copied:
+// the entry's memory is Pebble's).
+func lastBytes(r *enc.Reader) ([]byte, bool) {
+	n := r.Uvarint()
+	rest := r.Rest()
+	if !r.OK() || uint64(len(rest)) != n {
+		return nil, false
+	}
+	return append([]byte(nil), rest...), true
 }
 
 func readDatasets(r *enc.Reader) []string {
