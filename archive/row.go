@@ -6,6 +6,7 @@
 package archive
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -121,10 +122,10 @@ func read[T any](r io.ReaderAt, size int64) ([]T, error) {
 		return nil, fmt.Errorf("archive: parquet open: %w", err)
 	}
 	pr := parquet.NewGenericReader[T](f)
-	defer pr.Close()
+	defer func() { _ = pr.Close() }()
 	rows := make([]T, f.NumRows())
 	n, err := pr.Read(rows)
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("archive: parquet read: %w", err)
 	}
 	return rows[:n], nil
