@@ -301,11 +301,39 @@ func (s *Shard) archiveResume() error {
 // checkpoint kcl (a start without local state) and plans what to skip and
 // what to reproduce.
 func (s *Shard) archiveTakeOver(ctx context.Context, kcl string) error {
+	// Retried briefly: Start runs in the KCL's Initialize, which must
+	// return before the lease's failover time (default 10 s).
+	wait := 200 * time.Millisecond
+	deadline := time.Now().Add(archiveTakeOverRetry)
+	for {
+		err := s.archiveTakeOverOnce(ctx, kcl)
+		if err == nil || ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		s.st.ArchiveErrors.Add(1)
+		s.log.Warn("archive: reading the cut markers failed; retrying", "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		wait = min(wait*2, 2*time.Second)
+	}
+}
+
+// archiveTakeOverRetry bounds the retries of the markers' read at start.
+const archiveTakeOverRetry = 5 * time.Second
+
+func (s *Shard) archiveTakeOverOnce(ctx context.Context, kcl string) error {
 	cfg := &s.cfg.Archive
 	keys, err := cfg.Store.List(ctx, archive.CutPrefix(cfg.Prefix, s.id), archive.CutsAfter(cfg.Prefix, s.id, kcl))
 	if err != nil {
 		return fmt.Errorf("processor: %s: list archive cuts: %w", s.id, err)
 	}
+	s.arc.plan = nil
+	s.arc.d.reproduce(nil)
 	if len(keys) == 0 {
 		return nil
 	}

@@ -319,3 +319,49 @@ func TestArchiveCrash(t *testing.T) {
 		}
 	}
 }
+
+// flakyStore fails its first n calls.
+type flakyStore struct {
+	*memStore
+	mu sync.Mutex
+	n  int
+}
+
+func (f *flakyStore) List(ctx context.Context, prefix, after string) ([]string, error) {
+	f.mu.Lock()
+	fail := f.n > 0
+	f.n--
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("503 SlowDown")
+	}
+	return f.memStore.List(ctx, prefix, after)
+}
+
+// TestArchiveTakeOverRetries: a start without local state retries the
+// read of the cut markers briefly, then fails (the worker restarts)
+// rather than archive without knowing them.
+func TestArchiveTakeOverRetries(t *testing.T) {
+	ctx := ctxT(t)
+	clk := &fakeClock{now: time.Unix(1767225600, 0)}
+	for _, c := range []struct {
+		fails int
+		ok    bool
+	}{{2, true}, {1000, false}} {
+		db := openMem(t, vfs.NewMem())
+		st := &Stats{}
+		s, err := NewShard("shardId-000000000001", db, sink.NewMemory(), archiveConfig(t, clk, st, &flakyStore{memStore: newMemStore(), n: c.fails}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Start(ctx, "")
+		s.Close()
+		db.Close()
+		if (err == nil) != c.ok {
+			t.Fatalf("%d failures: start %v, want ok=%v", c.fails, err, c.ok)
+		}
+		if st.ArchiveErrors.Load() == 0 {
+			t.Fatalf("%d failures: no error counted", c.fails)
+		}
+	}
+}
