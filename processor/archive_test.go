@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -13,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lineageflow/lineageflow/archive"
+	"github.com/lineageflow/lineageflow/checkpoint"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/sink"
 )
@@ -302,7 +305,9 @@ func TestArchiveCrash(t *testing.T) {
 				kills := []int{r.IntN(len(gs.recs) * 2)}
 				store := newMemStore()
 				c := &crashRun{t: t, st: gs.stream, r: r, kills: kills, mem: sink.NewMemory(),
-					sameDisk: func(i int) bool { return (p+i)%2 == 0 },
+					// Both crash points, each resumed from Pebble
+					// (p%4 < 2) and taken over on an empty disk.
+					sameDisk: func(i int) bool { return (p/2+i)%2 == 0 },
 					arc:      store, shared: &fakeShared{},
 					arcCrash: func(i int) int {
 						if i == 0 {
@@ -364,4 +369,121 @@ func TestArchiveTakeOverRetries(t *testing.T) {
 			t.Fatalf("%d failures: no error counted", c.fails)
 		}
 	}
+}
+
+// TestArchiveResumeRecordedCut: the archive drain dies after recording a
+// cut in Pebble (before its marker), or after its marker (before its
+// objects); the process crashes (only what Pebble synced survives) and
+// restarts on the same disk, resuming from Pebble: it finishes that cut
+// as recorded (same first and last record, same object keys) and the
+// archive holds each record once.
+func TestArchiveResumeRecordedCut(t *testing.T) {
+	for _, crashAt := range []int{crashAfterRecord, crashAfterMarker} {
+		t.Run(fmt.Sprint("crashAt=", crashAt), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(9, uint64(crashAt)))
+			gs := makeGenStream(t, gen.Config{Seed: 41, Events: 400, MalformedShare: 0.05}, r)
+			ctx := ctxT(t)
+			clk := &fakeClock{now: gs.recs[0].Arrival}
+			store := newMemStore()
+			shared := &fakeShared{}
+			mfs := vfs.NewCrashableMem()
+			const id = "shardId-000000000003"
+			cfgOf := func(st *Stats) PipelineConfig {
+				cfg := archiveConfig(t, clk, st, store)
+				cfg.Dedup.Shared = shared
+				return cfg
+			}
+
+			db := openMem(t, mfs)
+			s, err := NewShard(id, db, sink.NewMemory(), cfgOf(&Stats{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.arc.d.crashAt = crashAt
+			if err := s.Start(ctx, ""); err != nil {
+				t.Fatal(err)
+			}
+			half := len(gs.recs) / 2
+			for half < len(gs.recs) && gs.recs[half].Seq == gs.recs[half-1].Seq {
+				half++
+			}
+			if err := s.Process(ctx, gs.recs[:half], false); err != nil {
+				t.Fatal(err)
+			}
+			// Flush until the cut fails at crashAt.
+			fctx, cancel := context.WithCancel(ctx)
+			go func() {
+				select {
+				case <-s.arc.d.hit:
+				case <-ctx.Done():
+				}
+				cancel()
+			}()
+			_ = s.Flush(fctx)
+			cancel()
+			if !s.arc.d.crashed.Load() {
+				t.Fatal("the archive drain did not reach the crash point")
+			}
+			s.Abandon()
+			recorded := recordedCut(t, db, id)
+			next := mfs.CrashClone(vfs.CrashCloneCfg{})
+			closeQuietly(db)
+			markers, _ := store.List(ctx, archive.CutPrefix("lf/", id), "")
+			if want := map[int]int{crashAfterRecord: 0, crashAfterMarker: 1}[crashAt]; len(markers) != want {
+				t.Fatalf("%d markers before the restart, want %d", len(markers), want)
+			}
+
+			db = openMem(t, next)
+			defer db.Close()
+			st := &Stats{}
+			s, err = NewShard(id, db, sink.NewMemory(), cfgOf(st))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			// An earlier KCL checkpoint: everything after it comes again.
+			kcl := gs.recs[0].Seq
+			if err := s.Start(ctx, kcl); err != nil {
+				t.Fatal(err)
+			}
+			if !s.Resumed() {
+				t.Fatal("did not resume from Pebble")
+			}
+			if err := s.Process(ctx, feedFrom(gs.recs, kcl), false); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			checkArchive(t, gs, readArchive(t, store, "lf/"))
+			for _, k := range recorded.Objects {
+				if _, err := store.Get(ctx, k); err != nil {
+					t.Fatalf("object %s of the recorded cut %s..%s: %v", k, recorded.First, recorded.Last, err)
+				}
+			}
+			seq, sub, _ := archive.ParsePos(recorded.Last)
+			if _, err := store.Get(ctx, archive.CutKey("lf/", id, seq, sub)); err != nil {
+				t.Fatalf("marker of the recorded cut: %v", err)
+			}
+		})
+	}
+}
+
+// recordedCut returns the cut recorded in Pebble (there must be one).
+func recordedCut(t *testing.T, db *pebble.DB, shard string) archive.Cut {
+	t.Helper()
+	p := checkpoint.ArchiveCutPrefix(shard)
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: checkpoint.PrefixEnd(p)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	if !it.First() {
+		t.Fatal("no cut recorded in Pebble")
+	}
+	c, err := archive.UnmarshalCut(it.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -43,8 +43,9 @@ type archiveDrain struct {
 	}
 	wake    chan struct{}
 	cutDone chan struct{}
-	crashAt int         // tests: fail every cut after this step
-	crashed atomic.Bool // tests: a cut failed at crashAt
+	crashAt int           // tests: fail every cut after this step
+	crashed atomic.Bool   // tests: a cut failed at crashAt
+	hit     chan struct{} // tests: closed when crashed is first set
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -62,7 +63,7 @@ type arcBatch struct {
 
 func newArchiveDrain(s *Shard, cfg ArchiveConfig) *archiveDrain {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &archiveDrain{s: s, cfg: cfg, wake: make(chan struct{}, 1), cutDone: make(chan struct{}, 1),
+	return &archiveDrain{s: s, cfg: cfg, wake: make(chan struct{}, 1), cutDone: make(chan struct{}, 1), hit: make(chan struct{}),
 		ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
@@ -329,7 +330,7 @@ func (d *archiveDrain) cut(p cutPlan) error {
 		return fmt.Errorf("archive: recorded cut %s..%s names other objects than its entries give", c.First, c.Last)
 	}
 	if d.crashAt == crashAfterRecord {
-		d.crashed.Store(true)
+		d.crash()
 		return errArchiveBreak
 	}
 	lastSeq, lastSub, _ := archive.ParsePos(c.Last)
@@ -338,7 +339,7 @@ func (d *archiveDrain) cut(p cutPlan) error {
 		return fmt.Errorf("put archive cut marker: %w", err)
 	}
 	if d.crashAt == crashAfterMarker {
-		d.crashed.Store(true)
+		d.crash()
 		return errArchiveBreak
 	}
 	for _, o := range objects {
@@ -382,6 +383,12 @@ func (d *archiveDrain) cut(p cutPlan) error {
 	}
 	d.mu.Unlock()
 	return nil
+}
+
+func (d *archiveDrain) crash() {
+	if !d.crashed.Swap(true) {
+		close(d.hit)
+	}
 }
 
 var errArchiveBreak = errors.New("archive: fault injection")
