@@ -14,6 +14,8 @@ import (
 //	s/<shard>/d/<sha256(payload)[:16]>  dedup entry -> arrival ms
 //	s/<shard>/x/<arrival:8B BE><16B>    dedup expiry index
 //	s/<shard>/o/<seq:8B BE>             outbox entry (opaque here: the processor encodes it)
+//	s/<shard>/a/<seq:64 digits><sub:4B BE>  pending archive entry (opaque here: processor/archive.go)
+//	s/<shard>/c/<seq:64 digits><sub:4B BE>  archive cut recorded before its objects are put (opaque)
 //	dlq/<shard>/<seqno>/<sub:4B BE>     dead letter (JSON); kept when the shard moves
 //
 // Shard ids are Kinesis shard ids ("shardId-000000000001"): they hold no '/'.
@@ -105,6 +107,51 @@ func OutboxKey(shard string, seq uint64) []byte {
 // OutboxSeq returns the sequence of an outbox key.
 func OutboxSeq(shard string, k []byte) uint64 {
 	return binary.BigEndian.Uint64(k[len(OutboxPrefix(shard)):])
+}
+
+// ArchivePrefix is the prefix of the shard's pending archive entries.
+func ArchivePrefix(shard string) []byte { return sub(shard, "a/") }
+
+// ArchiveCutPrefix is the prefix of the shard's recorded archive cuts.
+func ArchiveCutPrefix(shard string) []byte { return sub(shard, "c/") }
+
+// AppendArchiveKey appends the key of the pending archive entry of record
+// (seq, sub) to dst: the sequence number (56 digits on Kinesis)
+// left-padded with zeros to ArchiveSeqWidth digits (keys sort as the
+// stream does), then sub.
+func AppendArchiveKey(dst []byte, shard, seq string, sub uint32) []byte {
+	return appendPosKey(appendSub(dst, shard, "a/"), seq, sub)
+}
+
+// ArchiveCutKey is the key of the recorded archive cut ending at (seq, sub).
+func ArchiveCutKey(shard, seq string, sub uint32) []byte {
+	return appendPosKey(appendSub(nil, shard, "c/"), seq, sub)
+}
+
+// ArchiveKeyPos returns the position of a key under prefix (an
+// [AppendArchiveKey] or [ArchiveCutKey] key).
+func ArchiveKeyPos(prefix, k []byte) Pos {
+	rest := k[len(prefix):]
+	if len(rest) != ArchiveSeqWidth+4 {
+		return Pos{}
+	}
+	d := rest[:ArchiveSeqWidth]
+	i := 0
+	for i < ArchiveSeqWidth-1 && d[i] == '0' {
+		i++
+	}
+	return Pos{Seq: string(d[i:]), Sub: binary.BigEndian.Uint32(rest[ArchiveSeqWidth:])}
+}
+
+// ArchiveSeqWidth is the width sequence numbers are padded to in archive keys.
+const ArchiveSeqWidth = 64
+
+func appendPosKey(dst []byte, seq string, sub uint32) []byte {
+	for i := len(seq); i < ArchiveSeqWidth; i++ {
+		dst = append(dst, '0')
+	}
+	dst = append(dst, seq...)
+	return binary.BigEndian.AppendUint32(dst, sub)
 }
 
 // DLQPrefix is the prefix of every dead letter (all shards).

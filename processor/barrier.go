@@ -53,6 +53,9 @@ func (s *Shard) barrier(ctx context.Context, sealAll, boundary bool) error {
 		return s.fail(fmt.Errorf("dead-letter retention: %w", err))
 	}
 	s.dead.writeTo(batch)
+	if s.arc != nil {
+		s.arc.writeTo(batch)
+	}
 	durable := s.writePosition(batch, boundary)
 
 	s.batchHint = min(batch.Len()+batch.Len()/8, maxBatchHint)
@@ -123,6 +126,9 @@ func (s *Shard) afterCommit(durable string, sealing sealSet, outbox []uint64, en
 	s.st.WindowsSealed.Add(int64(len(sealing)))
 	s.st.OutboxWritten.Add(int64(len(outbox)))
 	s.drain.push(outbox, entries)
+	if s.arc != nil {
+		s.archiveAfterCommit()
+	}
 	s.lastBarrier = s.cfg.Clock()
 	s.st.observeBarrier(s.lastBarrier.Sub(start))
 }

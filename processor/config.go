@@ -51,6 +51,8 @@ type PipelineConfig struct {
 	RunStore RunStoreConfig
 	// Drain: outbox entries and their delivery to the sink (drain.go).
 	Drain DrainConfig
+	// Archive: the event archive on S3 (archive.go); off by default.
+	Archive ArchiveConfig
 
 	// BarrierInterval: processing time between barriers (default 1 s).
 	// Barriers also happen when a window seals and when the in-memory
@@ -282,6 +284,15 @@ func (c PipelineConfig) WithDefaults() PipelineConfig {
 	if c.Drain.BackoffMax == 0 {
 		c.Drain.BackoffMax = 5 * time.Second
 	}
+	if c.Archive.MinBytes == 0 {
+		c.Archive.MinBytes = DefaultArchiveMinBytes
+	}
+	if c.Archive.MaxAge == 0 {
+		c.Archive.MaxAge = DefaultArchiveMaxAge
+	}
+	if c.Archive.Backoff == 0 {
+		c.Archive.Backoff = 100 * time.Millisecond
+	}
 	return c
 }
 
@@ -346,6 +357,17 @@ func (c PipelineConfig) Validate() error {
 	}
 	if c.Drain.ParkAfter < 1 {
 		return fmt.Errorf("%w: park after %d: must be >= 1", ErrConfig, c.Drain.ParkAfter)
+	}
+	if a := &c.Archive; a.Store != nil {
+		if c.Dedup.Shared == nil {
+			return fmt.Errorf("%w: the archive needs the shared dedup tier (-dedup-redis): a shard taken over by another worker must decide duplicates as its first owner did, or the archive holds an event twice", ErrConfig)
+		}
+		if a.MinBytes < 1 || a.MaxAge < 0 || a.Backoff < 0 {
+			return fmt.Errorf("%w: archive min bytes %d and max age %v must be > 0", ErrConfig, a.MinBytes, a.MaxAge)
+		}
+		if a.Prefix != "" && a.Prefix[len(a.Prefix)-1] != '/' {
+			return fmt.Errorf("%w: archive prefix %q must be empty or end in /", ErrConfig, a.Prefix)
+		}
 	}
 	if b.MaxOpenKeys < 1 || c.Drain.OutboxCap < 1 || c.Drain.ChunkRecords < 3 {
 		return fmt.Errorf("%w: MaxOpenKeys and OutboxCap must be >= 1 and ChunkRecords >= 3 (an edge and its two vertices)", ErrConfig)

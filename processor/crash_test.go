@@ -45,6 +45,12 @@ type crashRun struct {
 	// dedup: every incarnation's dedup set sizes (zero: the defaults).
 	dedup    dedupOptions
 	restarts int
+	// arc, if set, turns the archive on in every incarnation (with the
+	// shared dedup tier shared); arcCrash(i) is where incarnation i's
+	// archive drain dies (archiveDrain.crashAt; 0: never).
+	arc      ArchiveStore
+	shared   *fakeShared
+	arcCrash func(inc int) int
 }
 
 func (c *crashRun) run() {
@@ -78,11 +84,22 @@ func (c *crashRun) run() {
 		if c.refresh {
 			cfg.Window.Size, cfg.Window.Refresh = time.Second, 3*time.Second
 		}
+		if c.arc != nil {
+			cfg.Archive = ArchiveConfig{Store: c.arc, Prefix: "lf/", MinBytes: int64(2<<10 + c.r.IntN(64<<10)), MaxAge: time.Hour,
+				Backoff: time.Millisecond}
+			cfg.Dedup.Shared = c.shared
+		}
 		s, err := NewShard("shardId-000000000007", db, c.mem, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tuneDedup(s, c.dedup)
+		arcCrash := 0
+		if c.arc != nil && c.arcCrash != nil {
+			arcCrash = c.arcCrash(inc)
+			s.arc.d.crashAt = arcCrash
+		}
+		arcDied := func() bool { return arcCrash != 0 && s.arc.d.crashed.Load() }
 		crashed := false
 		crash := func() {
 			s.Abandon()
@@ -130,13 +147,18 @@ func (c *crashRun) run() {
 					break
 				}
 			}
-			if dead.Load() {
+			if dead.Load() || arcDied() {
 				crash()
 				break
 			}
 			kcl.take(s)
 		}
 		if crashed {
+			continue
+		}
+		if arcCrash != 0 {
+			// Its cuts fail: it cannot flush. Dies at the end instead.
+			crash()
 			continue
 		}
 		if err := s.Flush(ctx); err != nil {

@@ -68,7 +68,8 @@ type Shard struct {
 	dead    deadLetters
 	dlq     dlqState // retention of the stored dead letters (budget.go)
 	drain   *drainer
-	shared  sharedBatch // the shared dedup tier's answer for the current Process call
+	arc     *archiveSide // the event archive (archive.go); nil: off
+	shared  sharedBatch  // the shared dedup tier's answer for the current Process call
 
 	resume     checkpoint.Pos // skip records <= resume (set when resumed from Pebble)
 	last       checkpoint.Pos // last processed record
@@ -145,6 +146,9 @@ func NewShard(id string, db *pebble.DB, w Writer, cfg PipelineConfig) (*Shard, e
 		s.runs.unpinned, s.runs.fetch = true, s.fetchRun
 	}
 	s.drain = newDrainer(s, w)
+	if cfg.Archive.Store != nil {
+		s.arc = &archiveSide{d: newArchiveDrain(s, cfg.Archive)}
+	}
 	return s, nil
 }
 
@@ -170,6 +174,11 @@ func (s *Shard) Start(ctx context.Context, kclCheckpoint string) (err error) {
 		if err := s.resumeFrom(pos); err != nil {
 			return err
 		}
+		if s.archiveOn() {
+			if err := s.archiveResume(); err != nil {
+				return fmt.Errorf("processor: resume %s: %w", s.id, err)
+			}
+		}
 		s.reported = kclCheckpoint
 		s.resumed = true
 		s.log.Info("resumed from local state", "kcl_checkpoint", kclCheckpoint, "local_position", pos.Last.Seq,
@@ -182,12 +191,20 @@ func (s *Shard) Start(ctx context.Context, kclCheckpoint string) (err error) {
 		if found {
 			s.log.Info("local state behind the KCL checkpoint: discarded, replaying", "kcl_checkpoint", kclCheckpoint, "local_position", pos.Last.Seq)
 		}
+		if s.archiveOn() {
+			if err := s.archiveTakeOver(ctx, kclCheckpoint); err != nil {
+				return err
+			}
+		}
 	}
 	if err := s.countDeadLetters(); err != nil {
 		return fmt.Errorf("count dead letters: %w", err)
 	}
 	s.lastBarrier = s.cfg.Clock()
 	s.drain.start()
+	if s.archiveOn() {
+		s.arc.d.start()
+	}
 	return nil
 }
 
@@ -265,7 +282,16 @@ func (s *Shard) Flush(ctx context.Context) (err error) {
 	if err := s.barrier(ctx, true, true); err != nil {
 		return err
 	}
-	return s.drain.waitEmpty(ctx)
+	if err := s.drain.waitEmpty(ctx); err != nil {
+		return err
+	}
+	if s.archiveOn() {
+		if err := s.arc.d.waitIdle(ctx); err != nil {
+			return err
+		}
+		s.archiveRelease()
+	}
+	return nil
 }
 
 // Checkpoint returns the sequence number KCL may checkpoint now, and
@@ -273,6 +299,9 @@ func (s *Shard) Flush(ctx context.Context) (err error) {
 // in an acknowledged window, and no open run started at or before it.
 func (s *Shard) Checkpoint() (string, bool) {
 	s.windows.releaseAcked(s.drain.ackedBelow())
+	if s.archiveOn() {
+		s.archiveRelease()
+	}
 	safe := s.pins.Safe(s.durable)
 	if s.cfg.UnsafeBreak == UnsafeBreakEarlyCheckpoint {
 		safe = s.durable // fault injection: ignore what the sink has not acknowledged
@@ -290,15 +319,22 @@ func (s *Shard) Backpressured() (bool, time.Duration) { return s.drain.blocked()
 
 // Close stops the outbox drain (entries not acknowledged stay in Pebble).
 // It does not barrier: call Barrier or Flush first to keep progress.
-func (s *Shard) Close() { s.drain.stop() }
+func (s *Shard) Close() { s.stopDrains() }
 
-// Abandon stops the shard as a crash would: no barrier, the drain stopped.
-func (s *Shard) Abandon() { s.drain.stop() }
+// Abandon stops the shard as a crash would: no barrier, the drains stopped.
+func (s *Shard) Abandon() { s.stopDrains() }
+
+func (s *Shard) stopDrains() {
+	s.drain.stop()
+	if s.archiveOn() {
+		s.arc.d.stop()
+	}
+}
 
 // Drop stops the shard and deletes its local state (lease lost: another
 // worker owns the shard now and its state here would be stale).
 func (s *Shard) Drop() error {
-	s.drain.stop()
+	s.stopDrains()
 	return s.discardLocal()
 }
 
@@ -325,6 +361,9 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 	arrival := r.Arrival.UnixMilli()
 	if arrival > s.maxArrival {
 		s.maxArrival = arrival
+	}
+	if s.arc != nil {
+		s.arc.decide(r)
 	}
 	if r.Refused != nil {
 		s.deadLetter(r, r.Refused)
@@ -355,6 +394,9 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 		if s.countDuplicate(c) {
 			s.st.Duplicates.Add(1)
 		}
+		if s.arc != nil && s.arc.mode == arcListed {
+			s.archiveEvent(r, &sum)
+		}
 		return
 	}
 	if s.sharedDuplicate(c) {
@@ -366,6 +408,9 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 			s.st.SharedDedupDuplicates.Add(1)
 		}
 		s.dedup.add(h, arrival)
+		if s.arc != nil && s.arc.mode == arcListed {
+			s.archiveEvent(r, &sum)
+		}
 		return
 	}
 	s.dedup.add(h, arrival)
@@ -400,6 +445,9 @@ func (s *Shard) record(r *Record, c *SharedClaim) {
 		s.em.cur = s.beginRun(cur, arrival)
 		run = &s.em.cur.Run
 	}
+	if s.arc != nil && s.arc.mode != arcSkip {
+		s.archiveEvent(r, &sum)
+	}
 	s.rules.Event(&s.ev, run, bucket, s.emi)
 }
 
@@ -417,6 +465,13 @@ func (s *Shard) deadLetter(r *Record, err error) {
 	d := checkpoint.DeadLetter{Shard: s.id, Seq: r.Seq, Sub: r.Sub, Arrival: r.Arrival.UTC(), Reason: string(reason),
 		Field: field, Message: msg, Size: len(r.Data), Raw: raw}
 	s.dead = append(s.dead, deadLetter{key: checkpoint.DLQKey(s.id, r.Seq, r.Sub), val: checkpoint.MarshalDeadLetter(&d)})
+	if s.arc != nil && s.arc.mode != arcSkip {
+		detail := msg
+		if field != "" {
+			detail = field + ": " + msg
+		}
+		s.archiveDeadLetter(r, string(reason), detail)
+	}
 }
 
 // recoverFatal turns a fatal Pebble error (a panic, see

@@ -14,6 +14,23 @@ import (
 // [Stats.Invalid]. What the reading side counts (checkpoints, leases, lag)
 // is not here: the KCL worker keeps its own (source.Stats).
 type Stats struct {
+	// Archive (archive.go): events and dead letters added as pending
+	// entries, cuts made, objects and bytes put per table (0: events,
+	// 1: dead letters), bytes pending in Pebble, failed cut attempts, and
+	// cuts taken over whose rows differ from their marker (never expected).
+	ArchiveEvents        atomic.Int64
+	ArchiveDeadLetters   atomic.Int64
+	ArchiveCuts          atomic.Int64
+	ArchiveObjects       [2]atomic.Int64
+	ArchiveBytes         [2]atomic.Int64
+	ArchivePendingBytes  atomic.Int64
+	ArchiveErrors        atomic.Int64
+	ArchiveCutMismatches atomic.Int64
+	archiveOldest        struct {
+		sync.Mutex
+		m map[string]time.Time
+	}
+
 	Records      atomic.Int64 // user records processed (after KPL de-aggregation)
 	Skipped      atomic.Int64 // redelivered records at or before the resumed position
 	Events       atomic.Int64 // records decoded into events
@@ -204,4 +221,31 @@ func (s *Stats) Snapshot() map[string]int64 {
 	}
 	m["names_normalized"] = s.NamesNormalized.Load()
 	return m
+}
+
+// setArchiveOldest records when the oldest pending archive entry of shard
+// was committed (zero: none).
+func (s *Stats) setArchiveOldest(shard string, at time.Time) {
+	s.archiveOldest.Lock()
+	defer s.archiveOldest.Unlock()
+	if at.IsZero() {
+		delete(s.archiveOldest.m, shard)
+		return
+	}
+	if s.archiveOldest.m == nil {
+		s.archiveOldest.m = map[string]time.Time{}
+	}
+	s.archiveOldest.m[shard] = at
+}
+
+// ArchiveLag is the age at now of the oldest pending archive entry of any
+// shard (0: none): the checkpoint lag the archive adds.
+func (s *Stats) ArchiveLag(now time.Time) time.Duration {
+	s.archiveOldest.Lock()
+	defer s.archiveOldest.Unlock()
+	var lag time.Duration
+	for _, at := range s.archiveOldest.m {
+		lag = max(lag, now.Sub(at))
+	}
+	return lag
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lineageflow/lineageflow/archive/s3store"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/cli"
 	"github.com/lineageflow/lineageflow/internal/dedupredis"
@@ -79,6 +80,11 @@ func runWorker(ctx context.Context, args []string) error {
 		httpAddr    = fs.String("http-addr", "127.0.0.1:9090", "listen address of /metrics, /healthz and /readyz (empty: no HTTP server); loopback by default: a deployment that scrapes or probes from outside sets it (e.g. :9090)")
 		dedupSpec   = fs.String("dedup", "local", "dedup tier: local (each shard's Pebble set) or redis://host:port/N (also a tier shared by every worker of -app: SET NX GET with a 24 h TTL, one pipelined round trip per batch; Redis slow or down falls back to local)")
 		dedupTO     = fs.Duration("dedup-timeout", processor.DefaultSharedDedupTimeout, "with -dedup redis://...: longest wait for Redis per batch before the local tier decides alone")
+		archiveURL  = fs.String("archive", "", "event archive: s3://bucket/prefix keeps every unique valid event and every dead letter (with its reason) as Parquet, partitioned by event date, exactly once (needs -dedup redis://...); empty: off")
+		archiveEP   = fs.String("archive-endpoint", "", "with -archive: S3 endpoint URL override (a stand-in, e.g. http://127.0.0.1:4569; path-style); empty: LINEAGEFLOW_S3_ENDPOINT if set, else AWS")
+		archiveMin  = fs.Int64("archive-min-bytes", processor.DefaultArchiveMinBytes, "with -archive: a shard's pending events are written as objects once they hold this many bytes (or -archive-max-age passed)")
+		archiveAge  = fs.Duration("archive-max-age", processor.DefaultArchiveMaxAge, "with -archive: a shard's pending events are written once the oldest is this old: the checkpoint lag the archive adds")
+		archiveKMS  = fs.String("archive-sse-kms-key", "", "with -archive: encrypt the archive's objects with SSE-KMS under this key (id, ARN or alias); empty: the bucket's default encryption")
 		cpuProfile  = fs.String("cpu-profile", "", "write a Go CPU profile (pprof) of the whole run to this file, finished at exit (empty: none); for scripts/bench-cpu.sh and `go tool pprof`")
 		unsafeBreak = fs.String("unsafe-break", "", "fault injection for the e2e fault matrix (make e2e -break), never for production: early-checkpoint checkpoints before the sink acknowledged, breaking exactly-once on purpose")
 		gopt        = gremlinFlags(fs, region)
@@ -92,6 +98,10 @@ func runWorker(ctx context.Context, args []string) error {
 	}
 	// Names first, before Redis, the graph or AWS are dialled.
 	if err := errors.Join(source.ValidateStreamName("-stream", *stream), source.ValidateAppName("-app", *app)); err != nil {
+		return &exitError{2, err}
+	}
+	arc, err := archiveFlags(*archiveURL, *archiveEP, *archiveKMS, *archiveMin, *archiveAge, *dedupSpec)
+	if err != nil {
 		return &exitError{2, err}
 	}
 	if *shardSync <= 0 {
@@ -157,6 +167,14 @@ func runWorker(ctx context.Context, args []string) error {
 	if shared != nil {
 		cfg.Pipeline.Dedup.Shared = shared
 	}
+	if arc.bucket != "" {
+		st, err := s3store.Open(ctx, cfg.AWS, arc.endpoint, arc.bucket, arc.kmsKey)
+		if err != nil {
+			return err
+		}
+		cfg.Pipeline.Archive = processor.ArchiveConfig{Store: st, Prefix: arc.prefix, MinBytes: *archiveMin, MaxAge: *archiveAge}
+		logger.Info("event archive on", "bucket", arc.bucket, "prefix", arc.prefix, "endpoint", arc.endpoint)
+	}
 	wk, err := source.NewWorker(cfg)
 	if err != nil {
 		return err
@@ -177,6 +195,41 @@ func runWorker(ctx context.Context, args []string) error {
 		logger.Info("worker stopped cleanly")
 	}
 	return err
+}
+
+// archiveSpec is the archive the -archive flags name (bucket "": off).
+type archiveSpec struct{ bucket, prefix, endpoint, kmsKey string }
+
+// archiveFlags checks the -archive flags (no remote call).
+func archiveFlags(u, endpoint, kmsKey string, minBytes int64, maxAge time.Duration, dedup string) (archiveSpec, error) {
+	if u == "" {
+		if kmsKey != "" {
+			return archiveSpec{}, fmt.Errorf("-archive-sse-kms-key %q needs -archive s3://bucket/prefix", kmsKey)
+		}
+		return archiveSpec{}, nil
+	}
+	var a archiveSpec
+	var err error
+	if a.bucket, a.prefix, err = s3store.ParseURL(u); err != nil {
+		return a, fmt.Errorf("-archive %q: %w", u, err)
+	}
+	if endpoint == "" {
+		endpoint = os.Getenv("LINEAGEFLOW_S3_ENDPOINT")
+	}
+	if err := (awsconf.Config{Region: "-", KinesisEndpoint: endpoint}).Validate(); err != nil {
+		return a, fmt.Errorf("-archive-endpoint %q: give a URL like http://127.0.0.1:4569, or leave it empty for AWS", endpoint)
+	}
+	a.endpoint, a.kmsKey = endpoint, kmsKey
+	if minBytes < 1 {
+		return a, fmt.Errorf("-archive-min-bytes %d: must be > 0 (default %d)", minBytes, processor.DefaultArchiveMinBytes)
+	}
+	if maxAge <= 0 {
+		return a, fmt.Errorf("-archive-max-age %v: must be > 0 (default %v)", maxAge, processor.DefaultArchiveMaxAge)
+	}
+	if !strings.HasPrefix(dedup, "redis://") && !strings.HasPrefix(dedup, "rediss://") {
+		return a, fmt.Errorf("-archive needs -dedup redis://host:port/N: a shard taken over by another worker must decide duplicates as its first owner did, or the archive would hold an event twice")
+	}
+	return a, nil
 }
 
 // runStoreTable returns the run store table of -run-store and

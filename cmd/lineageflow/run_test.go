@@ -79,3 +79,34 @@ func TestDedupOutageLogsNoPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestArchiveFlags: bad -archive configuration fails naming the flag,
+// before any remote call.
+func TestArchiveFlags(t *testing.T) {
+	const redis = "redis://127.0.0.1:6379/0"
+	for _, c := range []struct {
+		url, ep, kms, dedup string
+		min                 int64
+		age                 time.Duration
+		want                string // "" ok, else a part of the error
+	}{
+		{"", "", "", "local", 1, time.Minute, ""},
+		{"s3://lineage-archive/prod", "http://127.0.0.1:4569", "alias/x", redis, 1, time.Minute, ""},
+		{"", "", "alias/x", "local", 1, time.Minute, "-archive-sse-kms-key"},
+		{"s3://lineage-archive", "", "", "local", 1, time.Minute, "-dedup redis"},
+		{"http://lineage-archive", "", "", redis, 1, time.Minute, "-archive \""},
+		{"s3://lineage-archive", "127.0.0.1:4569", "", redis, 1, time.Minute, "-archive-endpoint"},
+		{"s3://lineage-archive", "", "", redis, 0, time.Minute, "-archive-min-bytes"},
+		{"s3://lineage-archive", "", "", redis, 1, 0, "-archive-max-age"},
+	} {
+		a, err := archiveFlags(c.url, c.ep, c.kms, c.min, c.age, c.dedup)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: %v", c, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%+v: error %v, want one naming %s", c, err, c.want)
+		case c.want == "" && c.url != "" && (a.bucket != "lineage-archive" || a.prefix != "prod/"):
+			t.Errorf("%+v: bucket %q prefix %q", c, a.bucket, a.prefix)
+		}
+	}
+}

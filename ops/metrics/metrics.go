@@ -223,6 +223,12 @@ var (
 	descRSWrites   = desc("lineage_run_store_writes_total", "Runs written to the shared run store (those changed since the last barrier, before its commit).")
 	descRSReadDur  = desc("lineage_run_store_read_duration_seconds", "Time of the run store's batched reads (one per batch with unknown runs): the latency added to the first event of a run a shard does not hold.")
 	descRSWriteDur = desc("lineage_run_store_write_duration_seconds", "Time of the run store's writes, one per barrier with changed runs (part of the barrier's duration).")
+	descArcObjects = desc("lineage_archive_objects_total", "Parquet objects the event archive (-archive) put, by table (events, dead_letters).", "table")
+	descArcBytes   = desc("lineage_archive_bytes_total", "Bytes of the Parquet objects the event archive put, by table (events, dead_letters).", "table")
+	descArcRows    = desc("lineage_archive_rows_total", "Rows added to the event archive's pending entries, by table (events: unique valid events; dead_letters).", "table")
+	descArcPending = desc("lineage_archive_pending_bytes", "Bytes of archive entries in Pebble not yet written to S3 (all shards of the worker).")
+	descArcLag     = desc("lineage_archive_lag_seconds", "Age of the oldest archive entry not yet written to S3: the KCL checkpoint waits for it (bounded by -archive-max-age while S3 answers).")
+	descArcErrors  = desc("lineage_archive_errors_total", "Failed archive cut attempts (S3 or Pebble), each retried, never dropped.")
 	descWrites     = desc("lineage_graph_writes_total", "Vertex and edge upserts in acknowledged sink batches, by kind (vertex, edge): what the processor asked for; the Gremlin sink sends fewer (lineage_sink_records_total).", "kind")
 )
 
@@ -240,7 +246,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descReduction, descBackpress, descBarrier, descBarrierMax, descRunning, descLeases, descOutbox,
 		descShardBP, descBehind, descCkptAge, descSinkReq, descSinkRec, descSinkRun, descSinkFail, descSinkCache, descSinkMerged,
 		descSinkRetry, descSinkBatch, descWrites, descUnique, descSDClaims, descSDDups, descSDFallback, descSDDegraded, descSDClaimDur,
-		descRSReads, descRSHits, descRSWrites, descRSReadDur, descRSWriteDur} {
+		descRSReads, descRSHits, descRSWrites, descRSReadDur, descRSWriteDur,
+		descArcObjects, descArcBytes, descArcRows, descArcPending, descArcLag, descArcErrors} {
 		ch <- d
 	}
 }
@@ -338,6 +345,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descHOFail, float64(src.HandoffReadFails.Load()))
 	counter(descSinkErrs, float64(st.SinkErrors.Load()))
 	counter(descOutboxAck, float64(st.OutboxAcked.Load()))
+	for i, table := range [...]string{"events", "dead_letters"} {
+		counter(descArcObjects, float64(st.ArchiveObjects[i].Load()), table)
+		counter(descArcBytes, float64(st.ArchiveBytes[i].Load()), table)
+	}
+	counter(descArcRows, float64(st.ArchiveEvents.Load()), "events")
+	counter(descArcRows, float64(st.ArchiveDeadLetters.Load()), "dead_letters")
+	gauge(descArcPending, float64(st.ArchivePendingBytes.Load()))
+	gauge(descArcLag, st.ArchiveLag(time.Now()).Seconds())
+	counter(descArcErrors, float64(st.ArchiveErrors.Load()))
 	ratio := 0.0
 	if events > 0 {
 		ratio = graphWrites / float64(events)

@@ -50,6 +50,7 @@ var wantAlerts = []string{
 	"LineageFallingBehind", "LineageGraphSlowOrDown", "LineageOutboxGrowing", "LineageCheckpointStuck",
 	"LineageBadProducers", "LineageShardsUnassigned", "LineageSinkLatencyHigh", "LineageSlowDisk",
 	"LineageHandoffsMissing", "LineageSinkRequestFailures", "LineageSinkParked", "LineageCanaryDiverging",
+	"LineageArchiveLagging",
 }
 
 type ruleGroups struct {
