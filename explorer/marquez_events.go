@@ -9,13 +9,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/lineageflow/lineageflow/archive"
+	"github.com/lineageflow/lineageflow/archive/reader"
 )
 
 // ArchiveConfig is the event archive `serve -archive` reads Marquez's
 // GET /api/v1/events/lineage from.
 type ArchiveConfig struct {
-	Store archive.Store
+	Store reader.Store
 	// MaxDays is the most day partitions one page reads (default 7): the
 	// bound on a page's cost, whatever range it asks.
 	MaxDays int

@@ -19,8 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/lineageflow/lineageflow/archive"
 	"github.com/lineageflow/lineageflow/archive/archivetest"
+	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
@@ -37,7 +37,7 @@ func TestMarquezEventsFromArchive(t *testing.T) {
 	defer cancel()
 	ep := gremlinEndpoint(t)
 	s3ep := testenv.S3(t)
-	c, err := archive.NewS3Client(ctx, awsconf.Config{Region: testenv.Region, AccessKeyID: testenv.AccessKeyID,
+	c, err := reader.NewS3Client(ctx, awsconf.Config{Region: testenv.Region, AccessKeyID: testenv.AccessKeyID,
 		SecretAccessKey: testenv.SecretAccessKey}, s3ep)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestMarquezEventsFromArchive(t *testing.T) {
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
-	st := archive.Store{S3: c, Loc: archive.Location{Bucket: bucket, Prefix: "lf/"}}
+	st := reader.Store{S3: c, Loc: reader.Location{Bucket: bucket, Prefix: "lf/"}}
 	// Ten days of events; some share one millisecond.
 	recs := gen.Generate(gen.Config{Seed: 5, Events: 1200, EventGap: 12 * time.Minute})
 	rows, err := archivetest.Rows(recs, 2)
@@ -68,7 +68,7 @@ func TestMarquezEventsFromArchive(t *testing.T) {
 			first = r.EventTime
 		}
 	}
-	day0 := archive.Days(first, first)[0]
+	day0 := reader.Days(first, first)[0]
 	after, before := day0.AddDate(0, 0, 2), day0.AddDate(0, 0, 7).Add(13*time.Hour)
 	want := map[string]time.Time{}
 	for _, r := range rows {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lineageflow/lineageflow/archive"
+	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/lineage"
 )
@@ -139,7 +140,7 @@ func Objects(prefix string, rows []archive.Row, perObject int) ([]Object, error)
 }
 
 // Write puts objs in the archive of st.
-func Write(ctx context.Context, st archive.Store, objs []Object) error {
+func Write(ctx context.Context, st reader.Store, objs []Object) error {
 	for _, o := range objs {
 		if err := st.Put(ctx, o.Key, o.Body); err != nil {
 			return err

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/lineageflow/lineageflow/archive"
+	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/cli"
 	"github.com/lineageflow/lineageflow/internal/replay"
@@ -23,7 +23,7 @@ func parseRangeTime(name, v string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t.UTC(), nil
 	}
-	if t, err := time.Parse(archive.DateLayout, v); err == nil {
+	if t, err := time.Parse(reader.DateLayout, v); err == nil {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("-%s %q: give an RFC 3339 time (2026-01-02T15:04:05Z) or a date (2026-01-02, midnight UTC)", name, v)
@@ -68,14 +68,14 @@ func runRebuild(ctx context.Context, args []string) error {
 		// rebuilding into it would feed the live application again.
 		errs = append(errs, fmt.Errorf("-stream must be given on the command line, not only as LINEAGEFLOW_STREAM (%q): rebuild into a new stream, read by a worker with a new -app-name", *stream))
 	}
-	l, err := archive.ParseLocation(*loc)
-	errs = append(errs, err, archive.CheckEndpoint(*archEP))
+	l, err := reader.ParseLocation(*loc)
+	errs = append(errs, err, reader.CheckEndpoint(*archEP))
 	from, err := parseRangeTime("from", *fromS)
 	errs = append(errs, err)
 	to, err := parseRangeTime("to", *toS)
 	errs = append(errs, err)
 	ac := awsconf.Config{Region: *region, KinesisEndpoint: *kinEP, AccessKeyID: *accessKey, SecretAccessKey: *secretKey}
-	cfg := archive.RebuildConfig{From: from, To: to, Progress: os.Stderr,
+	cfg := reader.RebuildConfig{From: from, To: to, Progress: os.Stderr,
 		Replay: replay.Config{Stream: *stream, Shards: *shards, Rate: *rate, Concurrency: *concurrency,
 			Progress: os.Stderr, ProgressEvery: *progress}}
 	errs = append(errs, ac.Validate())
@@ -87,7 +87,7 @@ func runRebuild(ctx context.Context, args []string) error {
 	if err := errors.Join(errs...); err != nil {
 		return &exitError{2, err}
 	}
-	s3c, err := archive.NewS3Client(ctx, ac, *archEP)
+	s3c, err := reader.NewS3Client(ctx, ac, *archEP)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func runRebuild(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "lineageflow rebuild: %s, %s .. %s -> stream %s\n", l, from.Format(time.RFC3339), to.Format(time.RFC3339), *stream)
-	sum, err := archive.Rebuild(ctx, archive.Store{S3: s3c, Loc: l}, kin, cfg)
+	sum, err := reader.Rebuild(ctx, reader.Store{S3: s3c, Loc: l}, kin, cfg)
 	fmt.Fprintf(os.Stderr, "lineageflow rebuild: %s\n", sum)
 	return err
 }

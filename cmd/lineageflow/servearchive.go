@@ -6,7 +6,7 @@ import (
 	"flag"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/lineageflow/lineageflow/archive"
+	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/explorer"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 )
@@ -42,17 +42,17 @@ func (f *serveArchiveFlags) config() (*explorer.ArchiveConfig, error) {
 		}
 		return nil, nil
 	}
-	loc, err := archive.ParseLocation(*f.loc)
-	errs := []error{err, archive.CheckEndpoint(*f.endpoint), f.aws().Validate()}
+	loc, err := reader.ParseLocation(*f.loc)
+	errs := []error{err, reader.CheckEndpoint(*f.endpoint), f.aws().Validate()}
 	if *f.maxDays < 1 || *f.maxDays > 366 {
 		errs = append(errs, errors.New("-archive-max-days: give 1 to 366 day partitions per page"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return &explorer.ArchiveConfig{Store: archive.Store{Loc: loc}, MaxDays: *f.maxDays}, nil
+	return &explorer.ArchiveConfig{Store: reader.Store{Loc: loc}, MaxDays: *f.maxDays}, nil
 }
 
 func (f *serveArchiveFlags) client(ctx context.Context) (*s3.Client, error) {
-	return archive.NewS3Client(ctx, f.aws(), *f.endpoint)
+	return reader.NewS3Client(ctx, f.aws(), *f.endpoint)
 }

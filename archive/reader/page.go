@@ -1,14 +1,15 @@
-package archive
+package reader
 
 import (
 	"context"
+	"github.com/lineageflow/lineageflow/archive"
 	"sort"
 	"time"
 )
 
 // Page is one page of archived events, newest first.
 type Page struct {
-	Rows []Row
+	Rows []archive.Row
 	// More: older events of the asked range may exist; NextBefore is the
 	// before of the next page (every event older than the page's oldest
 	// time, or than the last partition read).
@@ -48,8 +49,8 @@ func (s Store) PageDesc(ctx context.Context, after, before time.Time, limit, max
 		if to.After(before) {
 			to = before
 		}
-		var rows []Row
-		st, err := s.EventsIn(ctx, from, to, func(r Row) error {
+		var rows []archive.Row
+		st, err := s.EventsIn(ctx, from, to, func(r archive.Row) error {
 			rows = append(rows, r)
 			return nil
 		})

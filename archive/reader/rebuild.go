@@ -1,9 +1,10 @@
-package archive
+package reader
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lineageflow/lineageflow/archive"
 	"io"
 	"sort"
 	"time"
@@ -57,7 +58,7 @@ func (s RebuildSummary) String() string {
 // so every event of a run, and of its parent's runs, lands on one shard in
 // order), read from the raw event; for a record the decoder no longer
 // reads, the run id, else the job.
-func RebuildKey(r *Row) string {
+func RebuildKey(r *archive.Row) string {
 	if ev, err := lineage.Decode(r.Event); err == nil {
 		if k := ev.PartitionKey(); k != "" {
 			return k
@@ -89,8 +90,8 @@ func Rebuild(ctx context.Context, st Store, kin replay.Client, c RebuildConfig) 
 		if to.After(c.To) {
 			to = c.To
 		}
-		var rows []Row
-		sc, err := st.EventsIn(ctx, from, to, func(r Row) error {
+		var rows []archive.Row
+		sc, err := st.EventsIn(ctx, from, to, func(r archive.Row) error {
 			rows = append(rows, r)
 			return nil
 		})

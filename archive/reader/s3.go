@@ -1,10 +1,11 @@
-package archive
+package reader
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lineageflow/lineageflow/archive"
 	"io"
 	"net/url"
 	"sort"
@@ -183,12 +184,12 @@ func (s Store) Put(ctx context.Context, key string, body []byte) error {
 }
 
 // ReadEventsObject reads the rows of one object of the events table.
-func (s Store) ReadEventsObject(ctx context.Context, key string) ([]Row, error) {
+func (s Store) ReadEventsObject(ctx context.Context, key string) ([]archive.Row, error) {
 	b, err := s.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := ReadEvents(bytes.NewReader(b), int64(len(b)))
+	rows, err := archive.ReadEvents(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
@@ -206,13 +207,13 @@ type ScanStats struct {
 // the days [from, to] touches whose event time is in [from, to), one
 // object at a time, in key order (day, shard, first sequence). Only those
 // partitions are listed and read.
-func (s Store) EventsIn(ctx context.Context, from, to time.Time, fn func(Row) error) (ScanStats, error) {
+func (s Store) EventsIn(ctx context.Context, from, to time.Time, fn func(archive.Row) error) (ScanStats, error) {
 	var st ScanStats
 	if !to.After(from) {
 		return st, nil
 	}
 	for _, day := range Days(from, to.Add(-time.Millisecond)) {
-		objs, err := s.List(ctx, EventsTable, day)
+		objs, err := s.List(ctx, archive.EventsTable, day)
 		if err != nil {
 			return st, err
 		}

@@ -1,6 +1,7 @@
-package archive
+package reader
 
 import (
+	"github.com/lineageflow/lineageflow/archive"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestParseLocation(t *testing.T) {
 	}
 	l, _ := ParseLocation("s3://b/p")
 	day := time.Date(2026, 12, 5, 23, 0, 0, 0, time.UTC)
-	if got, key := l.PartitionPrefix(EventsTable, day), ObjectKey(l.Prefix, EventsTable, day, "s", "1"); !strings.HasPrefix(key, got) {
+	if got, key := l.PartitionPrefix(archive.EventsTable, day), archive.ObjectKey(l.Prefix, archive.EventsTable, day, "s", "1"); !strings.HasPrefix(key, got) {
 		t.Errorf("partition prefix %q is not the prefix of object key %q", got, key)
 	}
 }
