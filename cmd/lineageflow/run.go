@@ -93,9 +93,7 @@ func runWorker(ctx context.Context, args []string) error {
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if !flagSet(fs, "refresh-window") {
-		*refreshWin = defaultRefreshFor(*windowSize)
-	}
+	*refreshWin = resolveRefresh(fs, *windowSize, *refreshWin)
 	// Names first, before Redis, the graph or AWS are dialled.
 	if err := errors.Join(source.ValidateStreamName("-stream", *stream), source.ValidateAppName("-app", *app)); err != nil {
 		return &exitError{2, err}
@@ -449,9 +447,12 @@ func defaultRefreshFor(size time.Duration) time.Duration {
 	return 3 * size
 }
 
-// flagSet reports whether the command line set the flag name.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+// resolveRefresh is the refresh window: v when -refresh-window was given
+// (on the command line or as LINEAGEFLOW_REFRESH_WINDOW), else
+// defaultRefreshFor(size).
+func resolveRefresh(fs *flag.FlagSet, size, v time.Duration) time.Duration {
+	if _, fromEnv := os.LookupEnv(cli.EnvName("refresh-window")); fromEnv || cli.OnCommandLine(fs, "refresh-window") {
+		return v
+	}
+	return defaultRefreshFor(size)
 }
