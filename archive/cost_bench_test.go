@@ -9,8 +9,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/lineageflow/lineageflow/archive"
 	"github.com/lineageflow/lineageflow/archive/archivetest"
-	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/internal/gen"
 )
 
@@ -60,7 +60,7 @@ func archiveCost(tb testing.TB, recs []gen.Record, shards int) costFigures {
 			runs[j], perDay[j] = map[string]bool{}, map[string]int{}
 		}
 		runs[j][r.RunID] = true
-		perDay[j][r.EventTime.UTC().Format(reader.DateLayout)]++
+		perDay[j][r.EventTime.UTC().Format(archive.DateLayout)]++
 	}
 	for j, rs := range runs {
 		if len(rs) > len(runs[f.job]) || (len(rs) == len(runs[f.job]) && j < f.job) {

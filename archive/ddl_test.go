@@ -13,7 +13,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/lineageflow/lineageflow/archive"
-	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
@@ -117,8 +116,8 @@ func TestAthenaDDLMatchesRow(t *testing.T) {
 		day := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
 		key := archive.ObjectKey("ARCHIVE_PREFIX/", tc.table, day, "shardId-000000000000", "1")
 		dir := "s3://ARCHIVE_BUCKET/" + key[:strings.LastIndex(key, "/")+1]
-		if tmpl := strings.ReplaceAll(props["storage.location.template"], "${event_date}", day.Format(reader.DateLayout)); tmpl != dir {
-			t.Errorf("%s: storage.location.template gives %s for %s, the objects are under %s", tc.file, tmpl, day.Format(reader.DateLayout), dir)
+		if tmpl := strings.ReplaceAll(props["storage.location.template"], "${event_date}", day.Format(archive.DateLayout)); tmpl != dir {
+			t.Errorf("%s: storage.location.template gives %s for %s, the objects are under %s", tc.file, tmpl, day.Format(archive.DateLayout), dir)
 		}
 	}
 }

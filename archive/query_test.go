@@ -38,7 +38,7 @@ func standinStore(t *testing.T, ctx context.Context, prefix string) reader.Store
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatalf("CreateBucket: %v", err)
 	}
-	return reader.Store{S3: c, Loc: reader.Location{Bucket: bucket, Prefix: prefix}}
+	return reader.Store{S3: c, Loc: archive.Location{Bucket: bucket, Prefix: prefix}}
 }
 
 // olEvent is what the expected answers are computed from: the raw
@@ -101,7 +101,7 @@ func TestAthenaQueriesOnDuckDB(t *testing.T) {
 			t.Fatalf("eventTime %q: %v", e.EventTime, err)
 		}
 		at = at.UTC().Truncate(time.Millisecond)
-		evs = append(evs, parsed{ev: e, at: at, date: at.Format(reader.DateLayout), raw: r.Event, row: r})
+		evs = append(evs, parsed{ev: e, at: at, date: at.Format(archive.DateLayout), raw: r.Event, row: r})
 	}
 	first, last := evs[0].at, evs[0].at
 	for _, e := range evs {
@@ -157,7 +157,7 @@ func TestAthenaQueriesOnDuckDB(t *testing.T) {
 	}
 	weekTo := days[len(days)/2]
 	weekFrom := weekTo.AddDate(0, 0, -6)
-	wf, wt := weekFrom.Format(reader.DateLayout), weekTo.Format(reader.DateLayout)
+	wf, wt := weekFrom.Format(archive.DateLayout), weekTo.Format(archive.DateLayout)
 	type runAgg struct {
 		started, ended time.Time
 		types          map[string]int
@@ -249,7 +249,7 @@ func TestAthenaQueriesOnDuckDB(t *testing.T) {
 	req := map[string]any{"root": root, "queries": []map[string]any{
 		{"file": filepath.Join(qdir, "job_runs.sql"), "params": []any{job[0], job[1], wf, wt}},
 		{"file": filepath.Join(qdir, "run_events.sql"), "params": []any{run, rf, rt}},
-		{"file": filepath.Join(qdir, "events_per_producer_day.sql"), "params": []any{days[0].Format(reader.DateLayout), days[len(days)-1].Format(reader.DateLayout)}},
+		{"file": filepath.Join(qdir, "events_per_producer_day.sql"), "params": []any{days[0].Format(archive.DateLayout), days[len(days)-1].Format(archive.DateLayout)}},
 	}}
 	got := runDuckDB(t, py, req)
 	for i, want := range [][][]any{want1, want2, want3} {

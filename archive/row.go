@@ -71,7 +71,7 @@ const (
 // replaces the object and never adds one.
 func ObjectKey(prefix, table string, day time.Time, shard, first string) string {
 	return fmt.Sprintf("%s%s/event_date=%s/%s-%s.parquet", prefix, table,
-		day.UTC().Format("2006-01-02"), shard, PadSequence(first))
+		day.UTC().Format(DateLayout), shard, PadSequence(first))
 }
 
 // PadSequence left-pads a Kinesis sequence number (decimal, up to 128

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/lineageflow/lineageflow/archive"
 	"github.com/lineageflow/lineageflow/archive/archivetest"
 	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
@@ -46,7 +47,7 @@ func TestMarquezEventsFromArchive(t *testing.T) {
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
-	st := reader.Store{S3: c, Loc: reader.Location{Bucket: bucket, Prefix: "lf/"}}
+	st := reader.Store{S3: c, Loc: archive.Location{Bucket: bucket, Prefix: "lf/"}}
 	// Ten days of events; some share one millisecond.
 	recs := gen.Generate(gen.Config{Seed: 5, Events: 1200, EventGap: 12 * time.Minute})
 	rows, err := archivetest.Rows(recs, 2)

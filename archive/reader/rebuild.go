@@ -121,11 +121,11 @@ func Rebuild(ctx context.Context, st Store, kin replay.Client, c RebuildConfig) 
 			sum.Replay.Bytes += rs.Bytes
 			sum.Replay.Duration += rs.Duration
 			if err != nil {
-				return sum, fmt.Errorf("rebuild: %s: %w", day.Format(DateLayout), err)
+				return sum, fmt.Errorf("rebuild: %s: %w", day.Format(archive.DateLayout), err)
 			}
 		}
 		if c.Progress != nil {
-			fmt.Fprintf(c.Progress, "rebuild: %s: %d objects, %d events put (total %d)\n", day.Format(DateLayout), sc.Objects, len(recs), sum.Events)
+			fmt.Fprintf(c.Progress, "rebuild: %s: %d objects, %d events put (total %d)\n", day.Format(archive.DateLayout), sc.Objects, len(recs), sum.Events)
 		}
 	}
 	return sum, nil

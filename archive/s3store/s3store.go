@@ -5,15 +5,15 @@ package s3store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/lineageflow/lineageflow/archive"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 )
 
@@ -53,26 +53,17 @@ func Open(ctx context.Context, c awsconf.Config, endpoint, bucket, kmsKey string
 }
 
 // ParseURL splits s3://bucket/prefix into the bucket and the key prefix
-// ("" or ending in "/").
+// ("" or ending in "/"): archive.ParseLocation, with the bucket's name
+// checked as S3 names buckets.
 func ParseURL(s string) (bucket, prefix string, err error) {
-	u, err := url.Parse(s)
+	l, err := archive.ParseLocation(s)
 	if err != nil {
 		return "", "", err
 	}
-	if u.Scheme != "s3" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return "", "", errors.New("want s3://bucket or s3://bucket/prefix")
+	if !validBucket(l.Bucket) {
+		return "", "", fmt.Errorf("bucket %q: 3 to 63 lower-case letters, digits, '.' and '-'", l.Bucket)
 	}
-	if !validBucket(u.Host) {
-		return "", "", fmt.Errorf("bucket %q: 3 to 63 lower-case letters, digits, '.' and '-'", u.Host)
-	}
-	prefix = strings.TrimPrefix(u.Path, "/")
-	if prefix != "" && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	if strings.Contains(prefix, "//") {
-		return "", "", fmt.Errorf("prefix %q: empty path segment", prefix)
-	}
-	return u.Host, prefix, nil
+	return l.Bucket, l.Prefix, nil
 }
 
 func validBucket(b string) bool {

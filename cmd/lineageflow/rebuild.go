@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/lineageflow/lineageflow/archive"
 	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/cli"
@@ -23,7 +24,7 @@ func parseRangeTime(name, v string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t.UTC(), nil
 	}
-	if t, err := time.Parse(reader.DateLayout, v); err == nil {
+	if t, err := time.Parse(archive.DateLayout, v); err == nil {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("-%s %q: give an RFC 3339 time (2026-01-02T15:04:05Z) or a date (2026-01-02, midnight UTC)", name, v)
@@ -68,7 +69,7 @@ func runRebuild(ctx context.Context, args []string) error {
 		// rebuilding into it would feed the live application again.
 		errs = append(errs, fmt.Errorf("-stream must be given on the command line, not only as LINEAGEFLOW_STREAM (%q): rebuild into a new stream, read by a worker with a new -app-name", *stream))
 	}
-	l, err := reader.ParseLocation(*loc)
+	l, err := archive.ParseLocation(*loc)
 	errs = append(errs, err, reader.CheckEndpoint(*archEP))
 	from, err := parseRangeTime("from", *fromS)
 	errs = append(errs, err)

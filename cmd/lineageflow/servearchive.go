@@ -6,6 +6,7 @@ import (
 	"flag"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/lineageflow/lineageflow/archive"
 	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/explorer"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
@@ -42,7 +43,7 @@ func (f *serveArchiveFlags) config() (*explorer.ArchiveConfig, error) {
 		}
 		return nil, nil
 	}
-	loc, err := reader.ParseLocation(*f.loc)
+	loc, err := archive.ParseLocation(*f.loc)
 	errs := []error{err, reader.CheckEndpoint(*f.endpoint), f.aws().Validate()}
 	if *f.maxDays < 1 || *f.maxDays > 366 {
 		errs = append(errs, errors.New("-archive-max-days: give 1 to 366 day partitions per page"))

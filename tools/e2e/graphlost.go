@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/lineageflow/lineageflow/archive"
 	"github.com/lineageflow/lineageflow/archive/archivetest"
 	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/graph"
@@ -63,7 +64,7 @@ func graphLostFault(ctx context.Context, s *state) error {
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		return fmt.Errorf("create bucket: %w", err)
 	}
-	st := reader.Store{S3: c, Loc: reader.Location{Bucket: bucket, Prefix: "lineage/"}}
+	st := reader.Store{S3: c, Loc: archive.Location{Bucket: bucket, Prefix: "lineage/"}}
 	rows, err := archivetest.Rows(s.recs, 4)
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func graphLostFault(ctx context.Context, s *state) error {
 		return err
 	}
 	cmd := exec.CommandContext(ctx, s.h.Bin, "rebuild", "-archive", "s3://"+bucket+"/lineage", "-archive-endpoint", s3ep,
-		"-from", reader.Days(from, from)[0].Format(reader.DateLayout), "-to", reader.Days(to, to)[0].AddDate(0, 0, 1).Format(reader.DateLayout),
+		"-from", reader.Days(from, from)[0].Format(archive.DateLayout), "-to", reader.Days(to, to)[0].AddDate(0, 0, 1).Format(archive.DateLayout),
 		"-stream", h2.Stream, "-shards", "0", "-region", ac.Region, "-kinesis-endpoint", ac.KinesisEndpoint,
 		"-access-key-id", ac.AccessKeyID)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.h.Dir, "LINEAGEFLOW_SECRET_ACCESS_KEY=" + ac.SecretAccessKey}
