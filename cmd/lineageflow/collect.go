@@ -45,16 +45,8 @@ func runCollect(ctx context.Context, args []string) error {
 			"the Kinesis stream: each event is checked by the workers' decoder (a 4xx names the reason and\n"+
 			"the field), KPL-aggregated with the events of other requests for -linger, and acknowledged\n"+
 			"only once Kinesis holds it.")
-	if err := cli.Parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{2, err}
-	}
-	for _, name := range []string{"secret-access-key", "api-keys"} {
-		if w := cli.SecretFlagWarning(fs, name); w != "" {
-			fmt.Fprintln(os.Stderr, "warning:", w)
-		}
+	if done, err := parseFlags(fs, args, "secret-access-key", "api-keys"); done || err != nil {
+		return err
 	}
 	logger, err := newLogger(*logFormat, *logLevel)
 	if err != nil {

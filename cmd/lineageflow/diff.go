@@ -49,11 +49,8 @@ func diffFlags() (*flag.FlagSet, *diffOptions) {
 
 func runDiff(ctx context.Context, args []string) error {
 	fs, o := diffFlags()
-	if err := cli.Parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{2, err}
+	if done, err := parseFlags(fs, args); done || err != nil {
+		return err
 	}
 	if *o.prodEP == "" || *o.canaryEP == "" {
 		return &exitError{2, errors.New("give -production-endpoint and -canary-endpoint")}

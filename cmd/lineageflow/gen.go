@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,11 +35,8 @@ func runGen(ctx context.Context, args []string) error {
 		"Writes a realistic, deterministic Spark/Glue OpenLineage workload, one record per line:\n"+
 			"multi-hop pipelines, parent/child runs, several events per run, FAIL/ABORT runs,\n"+
 			"producer retries, out-of-order event times and malformed records.")
-	if err := cli.Parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{2, err}
+	if done, err := parseFlags(fs, args); done || err != nil {
+		return err
 	}
 	var w io.Writer = os.Stdout
 	if *out != "-" {

@@ -5,11 +5,14 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/lineageflow/lineageflow/internal/cli"
 )
 
 // command is one subcommand. Each lives in its own file.
@@ -102,4 +105,23 @@ Every flag can also be set by an environment variable (LINEAGEFLOW_ + the
 flag name in upper case, '-' as '_'); a flag on the command line wins.
 Run 'lineageflow <command> --help' for a command's flags.
 `)
+}
+
+// parseFlags parses a subcommand's flags (command line, then environment):
+// done is true after -help (the command returns nil), a bad flag is an
+// exit-2 error, and each of secrets given on the command line prints its
+// warning.
+func parseFlags(fs *flag.FlagSet, args []string, secrets ...string) (done bool, err error) {
+	if err := cli.Parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return true, nil
+		}
+		return false, &exitError{2, err}
+	}
+	for _, name := range secrets {
+		if w := cli.SecretFlagWarning(fs, name); w != "" {
+			fmt.Fprintln(os.Stderr, "warning:", w)
+		}
+	}
+	return false, nil
 }

@@ -51,14 +51,8 @@ func runRebuild(ctx context.Context, args []string) error {
 			"key of the OpenLineage Kinesis transport), so that a worker with a new application name\n"+
 			"rebuilds a lost graph (README, \"Rebuilding the graph from the archive\"). Reads only the\n"+
 			"event_date partitions of the range.")
-	if err := cli.Parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{2, err}
-	}
-	if w := cli.SecretFlagWarning(fs, "secret-access-key"); w != "" {
-		fmt.Fprintln(os.Stderr, "warning:", w)
+	if done, err := parseFlags(fs, args, "secret-access-key"); done || err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return &exitError{2, fmt.Errorf("unexpected arguments %q: rebuild takes flags only", fs.Args())}

@@ -33,14 +33,8 @@ func runReplay(ctx context.Context, args []string) error {
 			"the OpenLineage Kinesis transport (run:<namespace>/<name> of the parent run facet's root job,\n"+
 			"else its job, else the event's job; job:, dataset:), optionally\n"+
 			"KPL-aggregated. Ends with a summary: records, bytes, retries, throttles.")
-	if err := cli.Parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{2, err}
-	}
-	if w := cli.SecretFlagWarning(fs, "secret-access-key"); w != "" {
-		fmt.Fprintln(os.Stderr, "warning:", w)
+	if done, err := parseFlags(fs, args, "secret-access-key"); done || err != nil {
+		return err
 	}
 	if fs.NArg() == 0 && !*useGen {
 		return &exitError{2, errors.New("give NDJSON files to replay, or -gen")}

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/lineageflow/lineageflow/explorer"
@@ -43,14 +41,8 @@ func runServe(ctx context.Context, args []string) error {
 		"Serve the lineage explorer: a read-only HTTP server over the Gremlin/Neptune graph the\n"+
 			"workers write, with the web UI at /, a Marquez-compatible API under /api/v1 and the\n"+
 			"explorer's own API (lineage, node, search, live watch over SSE) under /api/lf/v1.")
-	if err := cli.Parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{2, err}
-	}
-	if w := cli.SecretFlagWarning(fs, "secret-access-key"); w != "" {
-		fmt.Fprintln(os.Stderr, "warning:", w)
+	if done, err := parseFlags(fs, args, "secret-access-key"); done || err != nil {
+		return err
 	}
 	logger, err := newLogger(*logFormat, *logLevel)
 	if err != nil {

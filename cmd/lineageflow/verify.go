@@ -53,11 +53,8 @@ func verifyFlags() (*flag.FlagSet, *verifyOptions) {
 
 func runVerify(ctx context.Context, args []string) error {
 	fs, o := verifyFlags()
-	if err := cli.Parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{2, err}
+	if done, err := parseFlags(fs, args); done || err != nil {
+		return err
 	}
 	if *o.policy != "strict" && *o.policy != "any" {
 		return &exitError{2, fmt.Errorf("-policy %q: want strict or any", *o.policy)}
