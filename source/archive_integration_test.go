@@ -185,23 +185,7 @@ func TestArchiveTwoWorkersKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	workers := map[string]*harness.Proc{"w1": w1, "w2": w2}
-	var owners map[string][]string
-	err = h.WaitFor(ctx, 60*time.Second, "both workers to hold leases on all 4 shards", func() (bool, error) {
-		for id, p := range workers {
-			if done, err := p.Exited(); done {
-				return false, fmt.Errorf("worker %s exited: %w", id, err)
-			}
-		}
-		ls, lerr := h.Leases(ctx)
-		if lerr != nil {
-			return false, nil //nolint:nilerr // the table may not exist yet
-		}
-		owners = harness.Owners(ls, time.Now())
-		return len(owners["w1"])+len(owners["w2"]) == 4 && len(owners["w1"]) > 0 && len(owners["w2"]) > 0, nil
-	})
-	if err != nil {
-		t.Fatalf("%v; owners %v", err, owners)
-	}
+	owners := waitBothHoldAll(ctx, t, h, workers)
 
 	// The whole stream over about 30 s, half of it KPL-aggregated.
 	rcfg := h.ReplayConfig()

@@ -267,23 +267,7 @@ func TestKCLTwoWorkersKill(t *testing.T) {
 	workers := map[string]*harness.Proc{"w1": w1, "w2": w2}
 
 	// Both workers hold shards before the records come.
-	var owners map[string][]string
-	err = h.WaitFor(ctx, 60*time.Second, "both workers to hold leases on all 4 shards", func() (bool, error) {
-		for id, p := range workers {
-			if done, err := p.Exited(); done {
-				return false, fmt.Errorf("worker %s exited: %w", id, err)
-			}
-		}
-		ls, lerr := h.Leases(ctx)
-		if lerr != nil {
-			return false, nil //nolint:nilerr // the table may not exist yet
-		}
-		owners = harness.Owners(ls, time.Now())
-		return len(owners["w1"])+len(owners["w2"]) == 4 && len(owners["w1"]) > 0 && len(owners["w2"]) > 0, nil
-	})
-	if err != nil {
-		t.Fatalf("%v; owners %v", err, owners)
-	}
+	owners := waitBothHoldAll(ctx, t, h, workers)
 	t.Logf("leases: %v", owners)
 
 	// Phase 1.
@@ -433,4 +417,29 @@ func TestKCLThroughput(t *testing.T) {
 				float64(len(recs))/(d-first).Seconds())
 		})
 	}
+}
+
+// waitBothHoldAll waits until workers w1 and w2 (still running) each hold
+// at least one of the stream's 4 shards and together all 4; it returns the
+// owners.
+func waitBothHoldAll(ctx context.Context, t *testing.T, h *harness.Harness, workers map[string]*harness.Proc) map[string][]string {
+	t.Helper()
+	var owners map[string][]string
+	err := h.WaitFor(ctx, 60*time.Second, "both workers to hold leases on all 4 shards", func() (bool, error) {
+		for id, p := range workers {
+			if done, err := p.Exited(); done {
+				return false, fmt.Errorf("worker %s exited: %w", id, err)
+			}
+		}
+		ls, lerr := h.Leases(ctx)
+		if lerr != nil {
+			return false, nil //nolint:nilerr // the table may not exist yet
+		}
+		owners = harness.Owners(ls, time.Now())
+		return len(owners["w1"])+len(owners["w2"]) == 4 && len(owners["w1"]) > 0 && len(owners["w2"]) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("%v; owners %v", err, owners)
+	}
+	return owners
 }
