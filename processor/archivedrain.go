@@ -47,11 +47,7 @@ type archiveDrain struct {
 	crashed atomic.Bool   // tests: a cut failed at crashAt
 	hit     chan struct{} // tests: closed when crashed is first set
 
-	ctx     context.Context
-	cancel  context.CancelFunc
-	done    chan struct{}
-	started bool
-	once    sync.Once
+	goroutine
 }
 
 // arcBatch is the entries one barrier committed.
@@ -62,22 +58,14 @@ type arcBatch struct {
 }
 
 func newArchiveDrain(s *Shard, cfg ArchiveConfig) *archiveDrain {
-	ctx, cancel := context.WithCancel(context.Background())
 	return &archiveDrain{s: s, cfg: cfg, wake: make(chan struct{}, 1), cutDone: make(chan struct{}, 1), hit: make(chan struct{}),
-		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+		goroutine: newGoroutine()}
 }
 
-func (d *archiveDrain) start() {
-	d.started = true
-	go d.run()
-}
+func (d *archiveDrain) start() { d.goroutine.start(d.run) }
 
 func (d *archiveDrain) stop() {
-	d.once.Do(func() {
-		d.cancel()
-		if d.started {
-			<-d.done
-		}
+	d.goroutine.stop(func() {
 		d.mu.Lock()
 		d.s.st.ArchivePendingBytes.Add(-d.mu.bytes)
 		d.mu.bytes = 0

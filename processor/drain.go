@@ -46,30 +46,17 @@ type drainer struct {
 	acked   atomic.Uint64 // every outbox sequence < acked is acknowledged
 	blockNs atomic.Int64  // when the shard started waiting for space (0: not waiting)
 
-	ctx     context.Context
-	cancel  context.CancelFunc
-	done    chan struct{}
-	started bool
-	once    sync.Once
+	goroutine
 }
 
 func newDrainer(s *Shard, w Writer) *drainer {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &drainer{s: s, w: w, wake: make(chan struct{}, 1), space: make(chan struct{}, 1),
-		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	return &drainer{s: s, w: w, wake: make(chan struct{}, 1), space: make(chan struct{}, 1), goroutine: newGoroutine()}
 }
 
-func (d *drainer) start() {
-	d.started = true
-	go d.run()
-}
+func (d *drainer) start() { d.goroutine.start(d.run) }
 
 func (d *drainer) stop() {
-	d.once.Do(func() {
-		d.cancel()
-		if d.started {
-			<-d.done
-		}
+	d.goroutine.stop(func() {
 		if d.blockNs.Swap(0) != 0 {
 			d.s.st.backpressured.Add(-1)
 		}
@@ -321,4 +308,37 @@ type permanent interface{ Permanent() bool }
 func isPermanent(err error) bool {
 	var p permanent
 	return errors.As(err, &p) && p.Permanent()
+}
+
+// goroutine is the lifecycle of a shard's background loop (the graph
+// drain, the archive drain): run once by start, cancelled and waited for
+// once by stop, whether or not it was started. run must close done.
+type goroutine struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	started bool
+	once    sync.Once
+}
+
+func newGoroutine() goroutine {
+	ctx, cancel := context.WithCancel(context.Background())
+	return goroutine{ctx: ctx, cancel: cancel, done: make(chan struct{})}
+}
+
+func (g *goroutine) start(run func()) {
+	g.started = true
+	go run()
+}
+
+// stop cancels the loop, waits for it if it was started, then runs after;
+// only the first call does anything.
+func (g *goroutine) stop(after func()) {
+	g.once.Do(func() {
+		g.cancel()
+		if g.started {
+			<-g.done
+		}
+		after()
+	})
 }
