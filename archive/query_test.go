@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,13 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/lineageflow/lineageflow/archive"
 	"github.com/lineageflow/lineageflow/archive/archivetest"
 	"github.com/lineageflow/lineageflow/archive/reader"
-	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
@@ -28,16 +23,7 @@ import (
 // standinStore returns a Store on a fresh bucket of the S3 stand-in.
 func standinStore(t *testing.T, ctx context.Context, prefix string) reader.Store {
 	t.Helper()
-	ep := testenv.S3(t)
-	c, err := reader.NewS3Client(ctx, awsconf.Config{Region: testenv.Region, AccessKeyID: testenv.AccessKeyID,
-		SecretAccessKey: testenv.SecretAccessKey}, ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bucket := fmt.Sprintf("archive-%d-%d", os.Getpid(), time.Now().UnixNano())
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatalf("CreateBucket: %v", err)
-	}
+	c, bucket := archivetest.StandinBucket(ctx, t, "archive")
 	return reader.Store{S3: c, Loc: archive.Location{Bucket: bucket, Prefix: prefix}}
 }
 

@@ -5,26 +5,20 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/lineageflow/lineageflow/archive"
 	"github.com/lineageflow/lineageflow/archive/archivetest"
 	"github.com/lineageflow/lineageflow/archive/reader"
-	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/gen"
-	"github.com/lineageflow/lineageflow/testkit/testenv"
 )
 
 // TestMarquezEventsFromArchive: with an event archive, GET
@@ -37,16 +31,7 @@ func TestMarquezEventsFromArchive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ep := gremlinEndpoint(t)
-	s3ep := testenv.S3(t)
-	c, err := reader.NewS3Client(ctx, awsconf.Config{Region: testenv.Region, AccessKeyID: testenv.AccessKeyID,
-		SecretAccessKey: testenv.SecretAccessKey}, s3ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bucket := fmt.Sprintf("explorer-%d-%d", os.Getpid(), time.Now().UnixNano())
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatal(err)
-	}
+	c, bucket := archivetest.StandinBucket(ctx, t, "explorer")
 	st := reader.Store{S3: c, Loc: archive.Location{Bucket: bucket, Prefix: "lf/"}}
 	// Ten days of events; some share one millisecond.
 	recs := gen.Generate(gen.Config{Seed: 5, Events: 1200, EventGap: 12 * time.Minute})

@@ -11,11 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/lineageflow/lineageflow/archive"
+	"github.com/lineageflow/lineageflow/archive/archivetest"
 	"github.com/lineageflow/lineageflow/archive/s3store"
-	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/gen"
 	"github.com/lineageflow/lineageflow/internal/replay"
 	"github.com/lineageflow/lineageflow/testkit/harness"
@@ -152,18 +150,7 @@ func TestArchiveTwoWorkersKill(t *testing.T) {
 	}
 	t.Logf("input: %d records, %d unique valid events, %d duplicates, %d malformed", len(grecs), len(wantEv), dups, sumCounts(wantDead))
 
-	aws3 := awsconf.Config{Region: h.Env.Region, AccessKeyID: h.Env.AccessKeyID, SecretAccessKey: h.Env.SecretAccessKey}
-	bucket := fmt.Sprintf("lf-archive-%d", time.Now().UnixNano())
-	cfg, err := aws3.AWS(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s3c := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		o.BaseEndpoint, o.UsePathStyle, o.DisableLogOutputChecksumValidationSkipped = aws.String(s3ep), true, true
-	})
-	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatal(err)
-	}
+	s3c, bucket := archivetest.StandinBucket(ctx, t, "lf-archive")
 	store := s3store.New(s3c, bucket, "")
 	const prefix = "lineage/"
 

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/lineageflow/lineageflow/archive"
+	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 )
 
@@ -40,15 +41,10 @@ func New(api API, bucket, kmsKey string) *Store {
 // Open returns a store for the bucket of an s3:// URL on the S3 of aws, at
 // endpoint when set (a stand-in: path-style addressing).
 func Open(ctx context.Context, c awsconf.Config, endpoint, bucket, kmsKey string) (*Store, error) {
-	cfg, err := c.AWS(ctx)
+	cl, err := reader.NewS3Client(ctx, c, endpoint)
 	if err != nil {
 		return nil, err
 	}
-	cl := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		o.BaseEndpoint = awsconf.Endpoint(endpoint)
-		o.UsePathStyle = endpoint != ""
-		o.DisableLogOutputChecksumValidationSkipped = true
-	})
 	return New(cl, bucket, kmsKey), nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lineageflow/lineageflow/archive/reader"
 	"github.com/lineageflow/lineageflow/archive/s3store"
 	"github.com/lineageflow/lineageflow/internal/awsconf"
 	"github.com/lineageflow/lineageflow/internal/cli"
@@ -214,7 +215,7 @@ func archiveFlags(u, endpoint, kmsKey string, minBytes int64, maxAge time.Durati
 	if endpoint == "" {
 		endpoint = os.Getenv("LINEAGEFLOW_S3_ENDPOINT")
 	}
-	if err := (awsconf.Config{Region: "-", KinesisEndpoint: endpoint}).Validate(); err != nil {
+	if err := reader.CheckEndpoint(endpoint); err != nil {
 		return a, fmt.Errorf("-archive-endpoint %q: give a URL like http://127.0.0.1:4569, or leave it empty for AWS", endpoint)
 	}
 	a.endpoint, a.kmsKey = endpoint, kmsKey
