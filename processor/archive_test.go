@@ -189,6 +189,23 @@ func archiveConfig(t testing.TB, clk *fakeClock, st *Stats, store ArchiveStore) 
 	return cfg
 }
 
+// startArchiveShard starts a shard with the archive on store, over an
+// in-memory Pebble; both are closed when the test ends.
+func startArchiveShard(ctx context.Context, t *testing.T, clk *fakeClock, st *Stats, store ArchiveStore) *Shard {
+	t.Helper()
+	db := openMem(t, vfs.NewMem())
+	t.Cleanup(func() { _ = db.Close() })
+	s, err := NewShard("shardId-000000000001", db, sink.NewMemory(), archiveConfig(t, clk, st, store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	if err := s.Start(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestArchiveOnce: one shard with small cuts; the archive holds each
 // unique valid event once and each malformed record once, the checkpoint
 // reaches the end only once everything is archived, and the pins of the
@@ -200,16 +217,7 @@ func TestArchiveOnce(t *testing.T) {
 	clk := &fakeClock{now: gs.recs[0].Arrival}
 	st := &Stats{}
 	store := newMemStore()
-	db := openMem(t, vfs.NewMem())
-	defer db.Close()
-	s, err := NewShard("shardId-000000000001", db, sink.NewMemory(), archiveConfig(t, clk, st, store))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Start(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
+	s := startArchiveShard(ctx, t, clk, st, store)
 	kcl := &kclStore{}
 	for _, b := range batches(gs.recs, r, 40) {
 		clk.Set(b[len(b)-1].Arrival.Add(time.Second))
@@ -244,16 +252,7 @@ func TestArchivePinsCheckpoint(t *testing.T) {
 	clk := &fakeClock{now: gs.recs[0].Arrival}
 	st := &Stats{}
 	store := newMemStore()
-	db := openMem(t, vfs.NewMem())
-	defer db.Close()
-	s, err := NewShard("shardId-000000000001", db, sink.NewMemory(), archiveConfig(t, clk, st, store))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Start(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
+	s := startArchiveShard(ctx, t, clk, st, store)
 	store.mu.Lock()
 	store.err = errors.New("503 SlowDown")
 	store.mu.Unlock()
@@ -262,7 +261,7 @@ func TestArchivePinsCheckpoint(t *testing.T) {
 	}
 	// The graph side drains; the archive cannot.
 	fctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	err = s.Flush(fctx)
+	err := s.Flush(fctx)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("flush with the store down: %v, want a timeout", err)
